@@ -1,0 +1,53 @@
+"""``matchaxis``: JAX's reconciliation of where the batch axis is with where it was asked for.
+
+The adapter hides the three signatures (0.4.36-0.5.2, 0.5.3-0.9.x, 0.10+) and reports outcomes as
+plain data, so a student's implementation can be compared with JAX's own case by case.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import _jax
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What ``matchaxis`` did: returned an array (shape and bytes) or raised (exception name)."""
+    shape: tuple[int, ...] | None = None
+    data: bytes | None = field(default=None, repr=False)
+    error: str | None = None
+
+    @property
+    def raised(self) -> bool:
+        return self.error is not None
+
+    def to_dict(self) -> dict:
+        return {"shape": self.shape, "error": self.error}
+
+
+def matchaxis(src, dst, x, size=None, sum_match=False, name=None):
+    """Call the installed JAX's ``matchaxis``. ``size`` defaults to ``x.shape[src]``.
+
+    With no axis name (the default) the mismatch case raises JAX's ``SpecMatchError``, which
+    ``vmap`` turns into its friendly out_axes message; with a name it raises ``ValueError``.
+    """
+    if size is None:
+        size = np.shape(x)[src] if src is not None else 1
+    axis_name = _jax.no_axis_name if name is None else name
+    return _jax.call_matchaxis(src, dst, x, size, sum_match, axis_name)
+
+
+def outcome(fn, *args, **kwargs) -> Outcome:
+    """Run ``fn`` and describe the result as plain data; exceptions become their class name."""
+    try:
+        out = np.asarray(fn(*args, **kwargs))
+    except Exception as err:  # the kind of exception *is* the outcome being compared
+        return Outcome(error=type(err).__name__)
+    return Outcome(tuple(int(d) for d in out.shape), np.ascontiguousarray(out).tobytes())
+
+
+def is_mismatch_error(name: str | None) -> bool:
+    """The exceptions JAX raises for a mapped output with an unmapped out_axes."""
+    return name in (_jax.spec_match_error().__name__, "ValueError")

@@ -1,0 +1,132 @@
+"""Jaxprs as plain data: equations with primitive names, shapes and whitelisted parameters.
+
+Checks compare these structures, never printed text, so they hold on every release: ``pjit`` is
+called ``jit`` (its 0.7.0 name), parameters become plain ints and tuples, and sharding or other
+objects that print differently between releases are left out.
+"""
+from __future__ import annotations
+
+import difflib
+from dataclasses import asdict, dataclass
+
+import jax
+import numpy as np
+
+from . import _jax
+
+# Parameters that carry axis bookkeeping, the part of a batched jaxpr a lesson talks about.
+PARAMS = ("axes", "dimension_numbers", "permutation", "broadcast_dimensions", "shape",
+          "new_sizes", "dimensions", "axis", "start_indices", "limit_indices", "strides")
+RENAMES = {"pjit": "jit"}
+
+
+@dataclass(frozen=True)
+class Eqn:
+    """One equation: primitive, input and output shapes, plain parameters, sub-jaxpr depth."""
+    primitive: str
+    in_shapes: tuple[tuple[int, ...], ...]
+    out_shapes: tuple[tuple[int, ...], ...]
+    params: tuple[tuple[str, object], ...] = ()
+    depth: int = 0
+
+    def param(self, name, default=None):
+        return dict(self.params).get(name, default)
+
+    def __str__(self) -> str:
+        ins = " ".join(_fmt_shape(s) for s in self.in_shapes)
+        outs = " ".join(_fmt_shape(s) for s in self.out_shapes)
+        ps = "".join(f" {k}={v}" for k, v in self.params)
+        return f"{'  ' * self.depth}{self.primitive}{ps} : {ins} -> {outs}"
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _fmt_shape(shape) -> str:
+    return "(" + ",".join(map(str, shape)) + ")"
+
+
+def plain(value):
+    """``value`` as nested tuples of Python ints, or ``None`` if it is not that kind of thing."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (tuple, list)):
+        items = [plain(v) for v in value]
+        return None if any(i is None and v is not None for i, v in zip(items, value)) else tuple(items)
+    return None
+
+
+def _shape(atom) -> tuple[int, ...]:
+    return tuple(int(d) for d in getattr(atom.aval, "shape", ()))
+
+
+def _params(eqn) -> tuple[tuple[str, object], ...]:
+    out = []
+    for name in PARAMS:
+        if name in eqn.params:
+            value = plain(eqn.params[name])
+            if value is not None:
+                out.append((name, value))
+    return tuple(out)
+
+
+def _open(jaxpr):
+    if isinstance(jaxpr, _jax.ClosedJaxpr):
+        return jaxpr.jaxpr
+    return jaxpr
+
+
+def sub_jaxprs(params) -> list:
+    """Jaxprs inside an equation's parameters, however nested (cond branches are a tuple)."""
+    found = []
+
+    def visit(v):
+        if isinstance(v, (_jax.ClosedJaxpr, _jax.Jaxpr)):
+            found.append(_open(v))
+        elif isinstance(v, (tuple, list)):
+            for item in v:
+                visit(item)
+        elif isinstance(v, dict):
+            for item in v.values():
+                visit(item)
+
+    for value in params.values():
+        visit(value)
+    return found
+
+
+def summarize(jaxpr, recursive: bool = False, _depth: int = 0) -> tuple[Eqn, ...]:
+    """The equations of ``jaxpr`` (a Jaxpr or ClosedJaxpr); with ``recursive``, sub-jaxprs too."""
+    eqns = []
+    for eqn in _open(jaxpr).eqns:
+        name = RENAMES.get(eqn.primitive.name, eqn.primitive.name)
+        eqns.append(Eqn(name, tuple(_shape(v) for v in eqn.invars),
+                        tuple(_shape(v) for v in eqn.outvars), _params(eqn), _depth))
+        if recursive:
+            for sub in sub_jaxprs(eqn.params):
+                eqns.extend(summarize(sub, True, _depth + 1))
+    return tuple(eqns)
+
+
+def summarize_fn(fn, *args, recursive: bool = False, **kwargs) -> tuple[Eqn, ...]:
+    """Trace ``fn(*args)`` with ``jax.make_jaxpr`` and summarise it."""
+    return summarize(jax.make_jaxpr(fn)(*args, **kwargs), recursive)
+
+
+def primitives(eqns) -> list[str]:
+    return [e.primitive for e in eqns]
+
+
+def signature(jaxpr) -> dict:
+    """Input and output shapes of a (closed) jaxpr, for comparing whole programs."""
+    j = _open(jaxpr)
+    return {"in": tuple(_shape(v) for v in j.invars), "out": tuple(_shape(v) for v in j.outvars)}
+
+
+def diff(expected, got) -> str:
+    """A readable line diff of two summaries ('-' expected, '+' got); empty when equal."""
+    lines = difflib.unified_diff([str(e) for e in expected], [str(e) for e in got],
+                                 "expected", "got", lineterm="", n=1)
+    return "\n".join(lines)

@@ -1,0 +1,1 @@
+"""Figures the lessons draw (matplotlib), one module per lesson."""

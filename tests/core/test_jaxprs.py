@@ -1,0 +1,52 @@
+"""Jaxpr summaries agree with the jaxpr JAX built, as plain data."""
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from grader import core
+
+
+def test_summary_mirrors_equations_and_avals():
+    closed = jax.make_jaxpr(jax.vmap(lambda w, x: jnp.sum(w * x), in_axes=(None, 0)))(
+        jnp.ones(10), jnp.ones((8, 10)))
+    eqns = core.summarize(closed)
+    assert len(eqns) == len(closed.jaxpr.eqns)
+    for mine, theirs in zip(eqns, closed.jaxpr.eqns):
+        assert mine.primitive == theirs.primitive.name
+        assert mine.out_shapes == tuple(tuple(v.aval.shape) for v in theirs.outvars)
+    reduce = eqns[-1]
+    assert reduce.param("axes") == tuple(int(a) for a in closed.jaxpr.eqns[-1].params["axes"])
+    assert all(type(a) is int for a in reduce.param("axes"))
+
+
+def test_dimension_numbers_are_plain_nested_tuples():
+    (eqn,) = core.summarize_fn(jax.vmap(jnp.matmul, in_axes=(0, None)), jnp.ones((32, 8)), jnp.ones((8, 5)))
+    raw = jax.make_jaxpr(jax.vmap(jnp.matmul, in_axes=(0, None)))(jnp.ones((32, 8)), jnp.ones((8, 5)))
+    dn = raw.jaxpr.eqns[0].params["dimension_numbers"]
+    assert eqn.param("dimension_numbers") == tuple(tuple(tuple(int(i) for i in s) for s in p) for p in dn)
+
+
+def test_recursive_summary_enters_jit_and_cond_and_renames_pjit():
+    def f(x):
+        inner = jax.jit(lambda y: jnp.sin(y) * 2.0)(x)
+        return jax.lax.cond(x.sum() > 0, jnp.cos, jnp.tanh, inner)
+    closed = jax.make_jaxpr(f)(jnp.ones(3))
+    top = core.primitives(core.summarize(closed))
+    deep = core.summarize(closed, recursive=True)
+    assert "pjit" not in top and "jit" in top and "cond" in top
+    names = core.primitives(deep)
+    assert {"sin", "mul", "cos", "tanh"} <= set(names)
+    assert {e.depth for e in deep} == {0, 1}
+
+
+def test_diff_is_empty_only_for_equal_summaries():
+    a = core.summarize_fn(jnp.sin, jnp.ones(3))
+    b = core.summarize_fn(jnp.cos, jnp.ones(3))
+    assert core.diff(a, a) == ""
+    assert "-sin" in core.diff(a, b) and "+cos" in core.diff(a, b)
+
+
+def test_plain_rejects_objects():
+    from grader.core.jaxprs import plain
+    assert plain((np.int64(1), (2,))) == (1, (2,))
+    assert plain(object()) is None and plain((1, object())) is None
