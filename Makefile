@@ -1,0 +1,121 @@
+# Inside vmap: set-up, the JupyterLab server and the test suite. `make` alone lists the targets.
+# Every target line that ends in "## text" is listed by `make help`; targets without it are internal.
+
+SHELL := bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+MAKEFLAGS += --no-builtin-rules
+
+PYTHON ?= python3
+PORT ?= 8888
+LAB_ARGS ?=
+LESSONS ?= $(wildcard lessons/*.md)
+
+VENV := .venv
+OLD_VENV := .venv-jax0438
+GPU_VENV := .venv-gpu
+BUILD := build
+
+# Environment of every test and notebook run: no GUI backend, fixed hashing, the venv's own kernel, a quiet debugger.
+RUN_ENV := MPLBACKEND=Agg PYTHONHASHSEED=0 JUPYTER_PREFER_ENV_PATH=1 PYDEVD_DISABLE_FILE_VALIDATION=1
+CPU_ENV := $(RUN_ENV) JAX_PLATFORMS=cpu
+ALLOW_EMPTY := tools/pytest-allow-empty
+NBVAL_STRICT := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval-sanitize.cfg
+NBVAL_LAX := --nbval-lax --nbval-current-env
+# Jupyter refuses to run as root (CI containers) unless told.
+LAB_ROOT_ARGS := $(if $(filter 0,$(shell id -u)),--ServerApp.allow_root=True)
+
+# $(call pytest-on,VENV,ENV,ARGS,PATHS): pytest ARGS on those of PATHS that exist, with VENV's bin first on PATH
+# (nbgrader calls alembic, jupytext and jupyter from there); "no tests collected" passes.
+define pytest-on
+$(if $(wildcard $(4)),$(2) PATH="$(CURDIR)/$(1)/bin:$$PATH" $(ALLOW_EMPTY) $(1)/bin/python -m pytest $(3) $(wildcard $(4)),@echo "inside-vmap: none of $(4) exists yet; skipped")
+endef
+
+.PHONY: help setup setup-old lab test test-gpu lessons sync-check lock clean distclean
+
+help: ## list the targets and what each does (the default)
+	@echo "usage: make TARGET [PORT=8888] [PYTHON=python3]"
+	@grep -hE '^[A-Za-z0-9_.-]+:.*## ' $(MAKEFILE_LIST) \
+	    | sed -E 's/^([^:]+):.*## (.*)$$/\1\t\2/' \
+	    | awk -F'\t' '{ printf "  %-12s %s\n", $$1, $$2 }'
+
+# ---- environments -------------------------------------------------------------------------------------------------
+# A stamp per venv: re-running with an unchanged lock costs nothing; tools/make-venv says in one line what went wrong.
+$(VENV)/.installed: requirements/lock.txt pyproject.toml
+	@tools/make-venv $(PYTHON) $(VENV) requirements/lock.txt
+
+$(OLD_VENV)/.installed: requirements/lock-jax0438.txt pyproject.toml
+	@tools/make-venv $(PYTHON) $(OLD_VENV) requirements/lock-jax0438.txt
+
+# The main lock with CUDA JAX in place of the CPU jax/jaxlib pair (same JAX version).
+$(BUILD)/lock-gpu.txt: requirements/lock.txt
+	@mkdir -p $(@D)
+	{ grep -vE '^(jax|jaxlib)==' $<; sed -n 's/^jax==\(.*\)/jax[cuda12]==\1/p' $<; } >$@
+
+$(GPU_VENV)/.installed: $(BUILD)/lock-gpu.txt pyproject.toml
+	@tools/make-venv $(PYTHON) $(GPU_VENV) $(BUILD)/lock-gpu.txt
+
+setup: $(VENV)/.installed ## create .venv (JAX 0.10.2, JupyterLab, nbgrader, kernel inside-vmap) from requirements/lock.txt
+
+setup-old: $(OLD_VENV)/.installed ## create .venv-jax0438 (JAX 0.4.38) from requirements/lock-jax0438.txt
+
+# $(call freeze,IN,LOCK): install IN into a throw-away venv and write its pip freeze to LOCK (left untouched, stamp
+# and all, when nothing changed).
+define freeze
+rm -rf $(BUILD)/lock-venv
+$(PYTHON) -m venv $(BUILD)/lock-venv
+$(BUILD)/lock-venv/bin/python -m pip install --disable-pip-version-check --no-input --progress-bar off -r $(1)
+$(BUILD)/lock-venv/bin/python -m pip freeze --disable-pip-version-check >$(2).new
+if cmp -s $(2).new $(2); then rm $(2).new; echo "inside-vmap: $(2) unchanged"; else mv $(2).new $(2); fi
+rm -rf $(BUILD)/lock-venv
+endef
+
+lock: ## regenerate requirements/lock*.txt from requirements/*.in in throw-away venvs (needs the package index)
+	@tools/check-python $(PYTHON)
+	$(call freeze,requirements/main.in,requirements/lock.txt)
+	$(call freeze,requirements/jax0438.in,requirements/lock-jax0438.txt)
+
+# ---- the course ---------------------------------------------------------------------------------------------------
+lab: setup ## serve the course with JupyterLab on 127.0.0.1:PORT (default 8888) and print its URL
+	@echo "inside-vmap: Open the URL printed below (it carries the access token); Ctrl-C stops the server."
+	JUPYTER_PREFER_ENV_PATH=1 PATH="$(CURDIR)/$(VENV)/bin:$$PATH" exec $(VENV)/bin/jupyter lab --no-browser \
+	    --ServerApp.ip=127.0.0.1 --ServerApp.port=$(PORT) --ServerApp.root_dir="$(CURDIR)" \
+	    --LabApp.default_url=/lab/tree/lessons $(LAB_ROOT_ARGS) $(LAB_ARGS)
+
+# Per lesson: carry the .md's cells into the .ipynb (--update keeps the cell ids, so diffs stay small), execute the
+# .ipynb in place (JAX on CPU; `--update --execute` together would keep the old outputs), then rewrite the .md from it:
+# the .md gets jupytext's own header, so JupyterLab's jupytext extension finds the twins identical and opens either.
+lessons: setup ## re-execute lessons/*.ipynb from their MyST twins lessons/*.md (JAX on CPU); LESSONS=... picks some
+	$(if $(LESSONS),,@echo "inside-vmap: no lessons/*.md yet; nothing to execute")
+	for md in $(LESSONS); do \
+	    nb="$${md%.md}.ipynb"; \
+	    $(VENV)/bin/jupytext --to ipynb --update --set-kernel inside-vmap "$$md"; \
+	    $(CPU_ENV) PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/jupytext --execute "$$nb"; \
+	    $(VENV)/bin/jupytext --to md:myst "$$nb"; \
+	done
+
+sync-check: setup ## fail if a lessons/*.md and its .ipynb twin disagree on their cells, or one lacks its twin
+	$(CPU_ENV) $(VENV)/bin/python -m pytest tests/test_lessons_sync.py
+
+# ---- tests --------------------------------------------------------------------------------------------------------
+test: setup setup-old ## run everything: tests/ on JAX 0.10.2, core tests on JAX 0.4.38, strict nbval over lessons/
+	$(call pytest-on,$(VENV),$(CPU_ENV),-m "not browser",tests)
+	$(call pytest-on,$(OLD_VENV),$(CPU_ENV),-p no:cacheprovider,tests/core tests/grader)
+	$(call pytest-on,$(VENV),$(CPU_ENV),$(NBVAL_STRICT),lessons)
+	$(call pytest-on,$(OLD_VENV),$(CPU_ENV),$(NBVAL_LAX),lessons)
+
+test-gpu: $(GPU_VENV)/.installed ## run lessons/ and exercises/ notebooks on CUDA JAX (needs an NVIDIA GPU and driver)
+	@env -u JAX_PLATFORMS $(RUN_ENV) $(GPU_VENV)/bin/python -c 'import jax; assert jax.default_backend() == "gpu"' \
+	    >$(BUILD)/gpu-check.log 2>&1 || { echo "inside-vmap: JAX sees no CUDA GPU; is there an NVIDIA GPU with its \
+	driver? (JAX's messages: $(BUILD)/gpu-check.log)"; exit 1; }
+	$(call pytest-on,$(GPU_VENV),env -u JAX_PLATFORMS $(RUN_ENV),$(NBVAL_LAX),lessons exercises)
+
+# ---- housekeeping -------------------------------------------------------------------------------------------------
+clean: ## remove build/, caches and checkpoints (keeps the venvs)
+	rm -rf $(BUILD) .pytest_cache .hypothesis *.egg-info
+	find . \( -name '.venv*' -o -name .git \) -prune -o \
+	    \( -name __pycache__ -o -name .ipynb_checkpoints -o -name .pytest_cache -o -name .hypothesis \) \
+	    -type d -prune -exec rm -rf {} +
+
+distclean: clean ## clean, and remove the venvs too
+	rm -rf $(VENV) $(OLD_VENV) $(GPU_VENV)

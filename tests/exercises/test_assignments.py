@@ -1,0 +1,104 @@
+"""Release hygiene: the source passes its own tests, the release passes none and leaks nothing."""
+import pathlib
+import re
+
+import pytest
+from nbgrader.tests import run_nbgrader
+from nbgrader.utils import compute_checksum
+from nbgrader.validator import Validator
+import nbformat
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+EXERCISES = ROOT / "exercises"
+
+
+def assignments():
+    found = EXERCISES.glob("*/*.ipynb") if EXERCISES.exists() else []
+    return sorted({p.parent.name for p in found if ".ipynb_checkpoints" not in p.parts})
+
+MARKERS = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS")
+
+
+def notebooks(assignment):
+    return sorted((EXERCISES / assignment).glob("*.ipynb"))
+
+
+def regions(source, begin, end):
+    """Lines between nbgrader's begin/end markers in one cell's source."""
+    inside, found = False, []
+    for line in source.splitlines():
+        if begin in line:
+            inside = True
+        elif end in line:
+            inside = False
+        elif inside and line.strip() and not line.strip().startswith("#"):
+            found.append(line.strip())
+    return found
+
+
+@pytest.fixture
+def release(course_dir):
+    def build(assignment):
+        run_nbgrader(["generate_assignment", assignment, "--force"])
+        return course_dir / "release" / assignment
+    return build
+
+
+@pytest.mark.parametrize("assignment", assignments())
+def test_source_passes_every_grade_cell(assignment):
+    for nb in notebooks(assignment):
+        assert Validator().validate(str(nb)) == {}, nb.name
+
+
+@pytest.mark.parametrize("assignment", assignments())
+def test_release_passes_no_grade_cell_and_leaks_nothing(assignment, release):
+    out = release(assignment)
+    for nb in notebooks(assignment):
+        released = out / nb.name
+        assert Validator(invert=True).validate(str(released)) == {}, nb.name
+        text = released.read_text()
+        assert not any(m in text for m in MARKERS)
+        src = nbformat.read(nb, as_version=4)
+        secret = [line for cell in src.cells
+                  for b, e in (("BEGIN SOLUTION", "END SOLUTION"),
+                               ("BEGIN HIDDEN TESTS", "END HIDDEN TESTS"))
+                  for line in regions(cell.source, b, e)]
+        rel_lines = {l.strip() for c in nbformat.read(released, as_version=4).cells
+                     for l in c.source.splitlines()}
+        # A hidden line may repeat a visible one (same call, hidden=True differs); require the
+        # exact hidden/solution line to be absent unless it also appears outside the markers.
+        visible = {l.strip() for c in src.cells for l in _outside_markers(c.source)}
+        leaked = [l for l in secret if l in rel_lines and l not in visible]
+        assert leaked == []
+
+
+@pytest.mark.parametrize("assignment", assignments())
+def test_release_checksums_match_its_cells(assignment, release):
+    out = release(assignment)
+    for nb in notebooks(assignment):
+        rel = nbformat.read(out / nb.name, as_version=4)
+        graded = [c for c in rel.cells if c.metadata.get("nbgrader", {}).get("checksum")]
+        assert graded
+        for cell in graded:
+            assert cell.metadata.nbgrader["checksum"] == compute_checksum(cell)
+
+
+@pytest.mark.parametrize("assignment", assignments())
+def test_every_grade_cell_has_points_and_a_unique_id(assignment):
+    for nb in notebooks(assignment):
+        cells = [c.metadata.get("nbgrader", {}) for c in nbformat.read(nb, as_version=4).cells]
+        ids = [m["grade_id"] for m in cells if m]
+        assert len(ids) == len(set(ids))
+        graded = [m for m in cells if m.get("grade")]
+        assert graded and all(m.get("points", 0) > 0 and m.get("locked") for m in graded)
+
+
+def _outside_markers(source):
+    inside = False
+    for line in source.splitlines():
+        if re.search(r"BEGIN (SOLUTION|HIDDEN TESTS)", line):
+            inside = True
+        elif re.search(r"END (SOLUTION|HIDDEN TESTS)", line):
+            inside = False
+        elif not inside:
+            yield line

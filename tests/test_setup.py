@@ -1,0 +1,209 @@
+"""The set-up scaffolding: `make help`, the Python check, pip failures, the helper scripts, and `make lab` serving."""
+
+import json
+import os
+import re
+import secrets
+import signal
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+MAKE = ["make", "--no-print-directory", "-C", str(ROOT)]
+TARGET_LINE = re.compile(r"^([A-Za-z0-9_.-]+):.*## (.+)$")
+
+
+def run(cmd, **kwargs):
+    return subprocess.run(cmd, capture_output=True, text=True, stdin=subprocess.DEVNULL, **kwargs)
+
+
+def described_targets():
+    """{target: description} for every Makefile line `target: ... ## description`."""
+    lines = (ROOT / "Makefile").read_text().splitlines()
+    return {m[1]: m[2].strip() for m in map(TARGET_LINE.match, lines) if m}
+
+
+def phony_targets():
+    text = (ROOT / "Makefile").read_text().replace("\\\n", " ")
+    return {t for line in re.findall(r"^\.PHONY:(.*)$", text, re.M) for t in line.split()}
+
+
+def fake_python(tmp_path, version):
+    """An executable that answers every invocation with `version`, like a Python of that version would."""
+    path = tmp_path / f"python{version}"
+    path.write_text(f"#!/bin/sh\necho {version}\n")
+    path.chmod(0o755)
+    return path
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+# ---- make help ------------------------------------------------------------------------------------------------------
+
+def test_help_lists_every_described_target_with_its_line():
+    targets = described_targets()
+    assert {"help", "setup", "setup-old", "lab", "test", "test-gpu", "lessons", "sync-check", "lock", "clean",
+            "distclean"} <= set(targets)
+    out = run(MAKE + ["help"])
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    for target, description in targets.items():
+        assert "\n" not in description and description
+        assert any(line.split(None, 1) == [target, description] for line in lines), (target, out.stdout)
+
+
+def test_help_is_the_default_goal():
+    assert run(MAKE).stdout == run(MAKE + ["help"]).stdout
+
+
+def test_every_phony_target_has_a_description():
+    assert phony_targets() - set(described_targets()) == set()
+
+
+# ---- the Python check ------------------------------------------------------------------------------------------------
+
+def test_check_python_rejects_an_old_interpreter_in_one_line(tmp_path):
+    fake = fake_python(tmp_path, "3.9.0")
+    out = run([ROOT / "tools/check-python", fake])
+    assert out.returncode == 1
+    assert out.stderr == ""
+    assert out.stdout == f"inside-vmap: Python 3.11 or 3.12 is required, found 3.9 at {fake}\n"
+
+
+@pytest.mark.parametrize("version", ["3.11.7", "3.12.0"])
+def test_check_python_accepts_a_supported_interpreter(tmp_path, version):
+    out = run([ROOT / "tools/check-python", fake_python(tmp_path, version)])
+    assert (out.returncode, out.stdout, out.stderr) == (0, "", "")
+
+
+def test_check_python_names_a_missing_interpreter(tmp_path):
+    out = run([ROOT / "tools/check-python", "no-such-python3.11"])
+    assert out.returncode == 1
+    assert out.stdout.count("\n") == 1 and "'no-such-python3.11' was not found" in out.stdout
+
+
+def test_make_setup_with_an_old_python_stops_with_the_one_line(tmp_path):
+    fake = fake_python(tmp_path, "3.9.0")
+    out = run(MAKE + ["setup", f"PYTHON={fake}", f"VENV={tmp_path / 'venv'}"])
+    assert out.returncode != 0
+    ours = [line for line in (out.stdout + out.stderr).splitlines() if line.startswith("inside-vmap:")]
+    assert ours == [f"inside-vmap: Python 3.11 or 3.12 is required, found 3.9 at {fake}"]
+    assert "Traceback" not in out.stdout + out.stderr
+    assert not (tmp_path / "venv").exists()
+
+
+@pytest.mark.slow
+def test_make_venv_without_the_package_index_says_so_in_one_line(tmp_path):
+    requirements = tmp_path / "requirements.txt"
+    requirements.write_text("six==1.17.0\n")  # not installed in a fresh venv, so pip must ask the index
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")}
+    env.update(PIP_CONFIG_FILE=os.devnull, PIP_INDEX_URL=f"http://127.0.0.1:{free_port()}/simple", PIP_RETRIES="1",
+               BUILD_DIR=str(tmp_path / "build"))
+    out = run([ROOT / "tools/make-venv", "python3", tmp_path / "venv", requirements], env=env, timeout=300)
+    assert out.returncode == 1
+    log = tmp_path / "build" / "setup-venv.log"
+    assert out.stdout.splitlines()[-1] == (
+        "inside-vmap: cannot reach the package index; check your network/proxy and re-run `make lab` "
+        f"(pip's output: {log})")
+    assert out.stderr == ""
+    assert "Traceback" not in out.stdout
+    assert log.is_file()
+    assert not (tmp_path / "venv" / ".installed").exists()
+
+
+# ---- helper scripts and config ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("code, expected", [(0, 0), (1, 1), (2, 2), (5, 0)])
+def test_pytest_allow_empty_maps_only_no_tests_collected(code, expected):
+    out = run([ROOT / "tools/pytest-allow-empty", "bash", "-c", f"exit {code}"])
+    assert out.returncode == expected
+    assert ("no tests collected" in out.stdout) == (code == 5)
+
+
+def test_nbval_sanitize_rules():
+    from nbval.plugin import get_sanitize_patterns
+
+    rules = get_sanitize_patterns((ROOT / "tests/nbval-sanitize.cfg").read_text())
+    assert len(rules) == 3  # an empty replacement without its trailing space would silently drop a rule
+
+    def sanitize(text):
+        for regex, replace in rules:
+            text = re.sub(regex, replace, text)
+        return text
+
+    assert sanitize("<function f at 0x7f3a2b1c0d40>") == "<function f at 0xADDR>"
+    assert sanitize("/tmp/ipykernel_4242/1234567.py:3: UserWarning") == "/tmp/ipykernel_PID/N.py:3: UserWarning"
+    assert sanitize("\x1b[38;5;4mlambda\x1b[0m ; \x1b[1ma\x1b[22m:f32[3]") == "lambda ; a:f32[3]"
+
+
+def test_ci_run_is_valid_bash():
+    script = ROOT / ".ci/run"
+    assert os.access(script, os.X_OK)
+    assert run(["bash", "-n", script]).returncode == 0
+
+
+# ---- make lab --------------------------------------------------------------------------------------------------------
+
+def get(url):
+    with urllib.request.urlopen(url, timeout=10) as response:
+        return response.status, response.read()
+
+
+@pytest.mark.slow
+def test_make_lab_serves_the_course_on_loopback(tmp_path):
+    port, token = free_port(), secrets.token_hex(16)
+    base = f"http://127.0.0.1:{port}"
+    log = tmp_path / "lab.log"
+    with open(log, "w") as out:
+        server = subprocess.Popen(
+            MAKE + ["lab", f"PORT={port}", f"LAB_ARGS=--IdentityProvider.token={token} --ServerApp.port_retries=0"],
+            stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert server.poll() is None, f"make lab exited with {server.returncode}:\n{log.read_text()}"
+            assert time.monotonic() < deadline, f"JupyterLab did not answer within 60 s:\n{log.read_text()}"
+            try:
+                if get(f"{base}/api/status?token={token}")[0] == 200:
+                    break
+            except (urllib.error.URLError, ConnectionError, TimeoutError):
+                time.sleep(0.5)
+
+        status, _ = get(f"{base}/lab?token={token}")
+        assert status == 200
+        status, body = get(f"{base}/api/contents?token={token}")
+        assert status == 200
+        names = {item["name"] for item in json.loads(body)["content"]}
+        assert "Makefile" in names
+        if (ROOT / "lessons").is_dir():
+            assert "lessons" in names
+        with pytest.raises(urllib.error.HTTPError) as denied:  # the token is required
+            get(f"{base}/api/contents")
+        assert denied.value.code == 403
+        text = log.read_text()
+        assert "Open the URL printed below" in text
+        assert f"{base}/lab/tree/lessons?token=" in text  # Jupyter masks a token it was given as "..."
+    finally:
+        if server.poll() is None:
+            os.killpg(server.pid, signal.SIGTERM)
+            try:
+                server.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(server.pid, signal.SIGKILL)
+                server.wait(timeout=10)
+
+    with socket.socket() as s:  # nothing listens any more...
+        assert s.connect_ex(("127.0.0.1", port)) != 0
+    with socket.socket() as s:  # ...and a new server could take the port
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind(("127.0.0.1", port))
