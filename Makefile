@@ -91,6 +91,7 @@ lessons: setup ## re-execute lessons/*.ipynb from their MyST twins lessons/*.md 
 	    nb="$${md%.md}.ipynb"; \
 	    $(VENV)/bin/jupytext --to ipynb --update --set-kernel inside-vmap "$$md"; \
 	    $(CPU_ENV) PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/jupytext --execute "$$nb"; \
+	    $(VENV)/bin/python tools/tidy-notebook "$$nb"; \
 	    $(VENV)/bin/jupytext --to md:myst "$$nb"; \
 	done
 
@@ -109,6 +110,19 @@ test-gpu: $(GPU_VENV)/.installed ## run lessons/ and exercises/ notebooks on CUD
 	    >$(BUILD)/gpu-check.log 2>&1 || { echo "inside-vmap: JAX sees no CUDA GPU; is there an NVIDIA GPU with its \
 	driver? (JAX's messages: $(BUILD)/gpu-check.log)"; exit 1; }
 	$(call pytest-on,$(GPU_VENV),env -u JAX_PLATFORMS $(RUN_ENV),$(NBVAL_LAX),lessons exercises)
+
+# The student's view: tests/browser drives the course's JupyterLab in headless Chromium through Playwright, which never
+# downloads a browser: it launches Debian's chromium, installed here when missing. Screenshots go to build/screenshots/.
+APT_GET := $(if $(filter 0,$(shell id -u)),,sudo -n) env DEBIAN_FRONTEND=noninteractive apt-get
+.PHONY: test-browser
+test-browser: setup ## run lesson 1 and exercise 1 in JupyterLab in headless Chromium (installs Debian's chromium if missing)
+	@mkdir -p $(BUILD)
+	@command -v chromium >/dev/null 2>&1 || { echo "inside-vmap: installing Debian's chromium for the browser tests"; \
+	    { $(APT_GET) update -qq && $(APT_GET) install -y -qq chromium; } >$(BUILD)/apt-chromium.log 2>&1 \
+	    || { echo "inside-vmap: could not install Debian's chromium (apt-get install chromium; see \
+	$(BUILD)/apt-chromium.log)"; exit 1; }; }
+	$(CPU_ENV) INSIDE_VMAP_CHROMIUM="$$(command -v chromium)" PATH="$(CURDIR)/$(VENV)/bin:$$PATH" \
+	    $(VENV)/bin/python -m pytest -m browser tests/browser
 
 # ---- housekeeping -------------------------------------------------------------------------------------------------
 clean: ## remove build/, caches and checkpoints (keeps the venvs)

@@ -99,8 +99,11 @@ def crashed(check: str, err: BaseException, hint: str = "") -> Result:
                                              "the error it raises.")])
 
 
-def show(res: Result) -> Result:
-    """Display ``res`` (HTML in Jupyter, text elsewhere), then raise if it failed."""
+def show(res: Result) -> None:
+    """Display ``res`` (HTML in Jupyter, text elsewhere), then raise if it failed.
+
+    Returns nothing, so a test cell ending in ``show(...)`` does not display the result twice.
+    """
     try:
         from IPython import get_ipython
         from IPython.display import display
@@ -110,4 +113,4 @@ def show(res: Result) -> Result:
             print(res.summary())
     except ImportError:
         print(res.summary())
-    return res.raise_if_failed()
+    res.raise_if_failed()

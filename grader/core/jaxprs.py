@@ -43,7 +43,7 @@ class Eqn:
 
 
 def _fmt_shape(shape) -> str:
-    return "(" + ",".join(map(str, shape)) + ")"
+    return str(tuple(shape)).replace(" ", "")
 
 
 def plain(value):
