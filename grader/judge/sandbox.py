@@ -40,15 +40,19 @@ def _readable_roots() -> list[str]:
     return sorted(p for p in roots if os.path.exists(p))
 
 
-def bwrap_prefix() -> list[str]:
+def bwrap_prefix(share_net: bool = False, cwd: str | None = None) -> list[str]:
+    """bubblewrap options: a private /tmp, read-only system and Python; ``cwd`` bound writable."""
     cmd = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session",
-           "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--chdir", "/tmp"]
+           "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    cmd += ["--share-net"] if share_net else []
     for sysdir in ("/usr", "/lib", "/lib64", "/bin", "/etc/alternatives", "/etc/ld.so.cache"):
         if os.path.exists(sysdir):
             cmd += ["--ro-bind", sysdir, sysdir]
     for root in _readable_roots():
         cmd += ["--ro-bind", root, root]
-    return cmd
+    if cwd:
+        cmd += ["--bind", cwd, cwd]
+    return cmd + ["--chdir", cwd or "/tmp"]
 
 
 def available() -> bool:
