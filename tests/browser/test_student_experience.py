@@ -1,0 +1,192 @@
+"""The course as a student meets it: JupyterLab in Chromium, driven by Playwright.
+
+Lesson 1 runs top to bottom without an error and draws its figures; exercise 1 arrives through nbgrader's assignment
+list; a wrong answer gets the targeted feedback (what failed, expected against got, the hint), the corrected answer
+passes, and nbgrader's Validate button checks the saved notebook. Every step leaves a screenshot in build/screenshots/.
+"""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+LESSON = "lessons/01-the-rule-per-primitive.ipynb"
+EXERCISE = "01-the-rule-per-primitive"
+RUN_ALL_TIMEOUT_MS = 180_000
+CELL_TIMEOUT_MS = 60_000
+
+# JupyterLab 4 renders an error (a traceback) and text on stderr alike: as stderr-typed text. Both alarm a student.
+STDERR_MIME = "application/vnd.jupyter.stderr"
+
+WRONG_RULE = '''def softsign_rule(prim, vals, dims, **params):
+    """Batching rule for an elementwise primitive."""
+    (x,), (d,) = vals, dims
+    return prim.bind(x, **params), 0'''
+RIGHT_RULE = WRONG_RULE[:-1] + "d"
+
+# The notebook's state, read from the DOM: every code cell's prompt and the outputs that would alarm a student.
+NOTEBOOK_STATE = f"""() => {{
+    const nb = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook');
+    if (!nb) return null;
+    const prompts = [...nb.querySelectorAll('.jp-CodeCell .jp-InputArea-prompt')].map(p => p.textContent.trim());
+    return {{
+        cells: prompts.length,
+        pending: prompts.filter(p => p === '[*]:').length,
+        done: prompts.filter(p => /^\\[\\d+\\]:$/.test(p)).length,
+        errors: [...nb.querySelectorAll('.jp-OutputArea-output[data-mime-type="{STDERR_MIME}"]')]
+            .map(e => e.innerText.slice(0, 2000)),
+        images: nb.querySelectorAll('.jp-OutputArea-output img').length,
+    }};
+}}"""
+
+KERNEL_READY = """() => {
+    const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
+    const indicator = panel && panel.querySelector('.jp-NotebookPanel-toolbar .jp-Notebook-ExecutionIndicator');
+    const bar = document.querySelector('#jp-main-statusbar');
+    return !!indicator && indicator.dataset.status === 'idle' && !!bar
+        && /Python \\(inside-vmap\\) \\| Idle/.test(bar.innerText);
+}"""
+
+
+def open_notebook(page, lab, path: str):
+    """Open `path` in a fresh workspace and wait for its kernel to be idle; returns the notebook panel."""
+    page.goto(lab.url(f"lab/tree/{path}?reset"))
+    panel = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden)")
+    panel.locator(".jp-Notebook .jp-Cell").first.wait_for()
+    # The toolbar's indicator says "idle" before any kernel exists; the status bar names the kernel once it is
+    # connected ("No Kernel | Initializing" until then), so wait for both.
+    page.wait_for_function(KERNEL_READY, timeout=CELL_TIMEOUT_MS)
+    return panel
+
+
+def code_cell(panel, source: str):
+    """The code cell whose editor holds `source`."""
+    return panel.locator(".jp-CodeCell").filter(has=panel.page.locator(".cm-content", has_text=source))
+
+
+def run_cell(cell):
+    """Run one cell with Shift+Enter, as a student does, and wait for a new execution count."""
+    prompt = cell.locator(".jp-InputArea-prompt").first
+    before = prompt.inner_text().strip()
+    cell.locator(".cm-content").click()
+    cell.page.keyboard.press("Shift+Enter")
+    cell.page.wait_for_function(
+        "([el, before]) => { const t = el.textContent.trim(); return /^\\[\\d+\\]:$/.test(t) && t !== before; }",
+        arg=[prompt.element_handle(), before], timeout=CELL_TIMEOUT_MS)
+
+
+def type_answer(cell, text: str):
+    """Replace an answer cell's text through its editor: click, select all, type."""
+    cell.locator(".cm-content").click()
+    cell.page.keyboard.press("Control+a")
+    # insert_text types the whole answer at once, so the editor's auto-indent and bracket closing stay out of it.
+    cell.page.keyboard.insert_text(text)
+    lines = cell.locator(".cm-content .cm-line").all_inner_texts()
+    assert "\n".join(lines).strip() == text.strip(), f"the editor holds {lines!r}"
+
+
+def to_top(locator):
+    locator.evaluate("el => el.scrollIntoView({block: 'start'})")
+
+
+def test_lesson_1_runs_clean_and_draws_its_figures(page, lab, screenshots):
+    panel = open_notebook(page, lab, LESSON)
+    state = page.evaluate(NOTEBOOK_STATE)
+    assert state["done"] == 0 and state["images"] == 0, "the lesson's copy should start without outputs"
+    screenshots(page, "01-lesson-opened")
+
+    page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
+    page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
+    page.wait_for_function(f"() => {{ const s = ({NOTEBOOK_STATE})(); return s && s.pending + s.done > 0; }}")
+    # Done when every code cell has an execution count, or nothing is queued any more and an error stopped the run.
+    page.wait_for_function(
+        f"() => {{ const s = ({NOTEBOOK_STATE})(); "
+        "return s && s.pending === 0 && (s.done === s.cells || s.errors.length > 0); }",
+        timeout=RUN_ALL_TIMEOUT_MS)
+    state = page.evaluate(NOTEBOOK_STATE)
+    screenshots(page, "02-lesson-ran")
+
+    assert state["errors"] == [], "lesson 1 shows error output:\n" + "\n---\n".join(state["errors"])
+    assert state["done"] == state["cells"], f"only {state['done']} of {state['cells']} code cells ran"
+    assert state["images"] >= 1, "lesson 1 drew no figure"
+    figure = panel.locator(".jp-OutputArea-output img").first
+    figure.scroll_into_view_if_needed()
+    # A figure that rendered has pixels: a broken image has no natural width.
+    assert figure.evaluate("img => img.complete && img.naturalWidth > 0")
+    screenshots(page, "03-lesson-figure")
+
+
+def test_assignment_list_offers_exercise_1_and_fetches_it(page, lab, screenshots):
+    page.goto(lab.url("lab?reset"))
+    files = page.locator(".jp-FileBrowser .jp-DirListing-item")
+    files.filter(has_text="lessons").wait_for()
+    page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Nbgrader$")).click()
+    page.get_by_role("menuitem", name="Assignment List").click()
+    assignments = page.locator("#nbgrader-assignment-list")
+    released = assignments.locator("#released_assignments_list")
+    row = released.locator(".list_item", has_text=EXERCISE)
+    fetch = row.get_by_role("button", name="Fetch")
+    fetch.wait_for()
+    assert assignments.is_visible() and fetch.is_visible()
+    screenshots(page, "04-assignment-list")
+
+    fetch.click()
+    fetched = assignments.locator("#fetched_assignments_list .list_item", has_text=EXERCISE).first
+    fetched.wait_for()
+    assert (lab.root / EXERCISE / f"{EXERCISE}.ipynb").is_file()
+    page.locator('.jp-FileBrowser [data-command="filebrowser:refresh"]').click()
+    files.filter(has_text=EXERCISE).wait_for()
+    screenshots(page, "05-assignment-fetched")
+
+
+def test_exercise_feedback_wrong_then_right_then_validate(page, lab, exercise, screenshots):
+    panel = open_notebook(page, lab, exercise)
+    validate = panel.locator(".jp-NotebookPanel-toolbar .jp-ToolbarButton", has_text="Validate")
+    assert validate.is_visible(), "nbgrader's Validate button is missing from the notebook toolbar"
+    screenshots(page, "06-exercise-opened")
+
+    run_cell(code_cell(panel, "from grader import rule_per_primitive as L1"))
+    answer = code_cell(panel, "def softsign_rule")
+    check = code_cell(panel, "show(L1.check_softsign_rule(softsign_rule))")
+    assert answer.count() == 1 and check.count() == 1
+
+    # A plausible misconception: the batch axis is always at 0 in the output.
+    type_answer(answer, WRONG_RULE)
+    run_cell(answer)
+    run_cell(check)
+    feedback = check.locator(".inside-vmap-result")
+    feedback.wait_for()
+    text = feedback.inner_text()
+    assert "Not yet" in text and "check_softsign_rule" in text, text
+    for row in ("case", "expected", "got", "hint"):
+        assert feedback.locator("th", has_text=re.compile(f"^{row}$")).count() >= 1, f"no {row!r} row:\n{text}"
+    assert "out_dim you returned" in text, f"the hint about out_dim is missing:\n{text}"
+    # The failed check also fails the cell (that is what nbgrader grades), with the plain-text summary.
+    error = check.locator(f'.jp-OutputArea-output[data-mime-type="{STDERR_MIME}"]')
+    assert "FAILED check_softsign_rule" in error.inner_text()
+    to_top(answer)
+    screenshots(page, "07-exercise-wrong-answer")
+
+    type_answer(answer, RIGHT_RULE)
+    run_cell(answer)
+    run_cell(check)
+    feedback = check.locator(".inside-vmap-result")
+    feedback.wait_for()
+    text = feedback.inner_text()
+    assert "Passed" in text and "Not yet" not in text, text
+    assert check.locator(f'.jp-OutputArea-output[data-mime-type="{STDERR_MIME}"]').count() == 0
+    to_top(answer)
+    screenshots(page, "08-exercise-fixed")
+
+    # Validate saves the notebook and runs it the way nbgrader will: softsign passes now, the untouched spy does not.
+    validate.click()
+    dialog = page.locator(".jp-Dialog", has_text="Validation Results")
+    dialog.wait_for(timeout=CELL_TIMEOUT_MS * 2)
+    report = dialog.inner_text()
+    screenshots(page, "09-validate")
+    assert "FAILED check_spy" in report, report[:2000]
+    assert "check_softsign_rule" not in report, report[:2000]
+    saved = (lab.root / exercise).read_text()
+    assert "prim.bind(x, **params), d" in saved
