@@ -98,6 +98,47 @@ lessons: setup ## re-execute lessons/*.ipynb from their MyST twins lessons/*.md 
 sync-check: setup ## fail if a lessons/*.md and its .ipynb twin disagree on their cells, or one lacks its twin
 	$(CPU_ENV) $(VENV)/bin/python -m pytest tests/test_lessons_sync.py
 
+# ---- a term with nbgrader (instructors) ---------------------------------------------------------------------------
+# Thin wrappers over nbgrader's own commands, run from course/ so nbgrader reads course/nbgrader_config.py; typed by
+# hand they work the same (README, "For instructors"). NBGRADER_ARGS goes to every nbgrader command (for example
+# NBGRADER_ARGS=--Exchange.root=/srv/nbgrader/exchange); ASSIGNMENT=NAME limits a target to one assignment;
+# COURSE=DIR runs them on another copy of course/ (its nbgrader_config.py finds the assignments in DIR/../exercises).
+NBGRADER_ARGS ?=
+ASSIGNMENT ?=
+COURSE ?= course
+INSTRUCTOR = cd $(COURSE) && export $(CPU_ENV) PATH="$(CURDIR)/$(VENV)/bin:$$PATH"
+# $(call assignments-in,GLOB): names of the folders GLOB/NAME holding a notebook (or just ASSIGNMENT when given)
+assignments-in = $(if $(ASSIGNMENT),$(ASSIGNMENT),$(sort $(notdir $(patsubst %/,%,$(dir $(wildcard $(1)/*/*.ipynb))))))
+
+.PHONY: assign collect autograde feedback export demo
+
+assign: setup ## generate and release every assignment of exercises/ (nbgrader generate_assignment, release_assignment)
+	$(INSTRUCTOR) && for a in $(call assignments-in,$(COURSE)/../exercises); do \
+	    nbgrader generate_assignment "$$a" --force $(NBGRADER_ARGS); \
+	    nbgrader release_assignment "$$a" --force $(NBGRADER_ARGS); \
+	done
+
+collect: setup ## collect the submissions of every released assignment from the exchange (nbgrader collect)
+	$(INSTRUCTOR) && for a in $(call assignments-in,$(COURSE)/release); do \
+	    nbgrader collect "$$a" --update $(NBGRADER_ARGS); \
+	done
+
+autograde: setup ## autograde every collected submission one by one; says which failed and why (re-runs skip done ones)
+	$(INSTRUCTOR) && "$(CURDIR)/$(VENV)/bin/python" -m grader.instructor autograde $(ASSIGNMENT) $(NBGRADER_ARGS)
+
+feedback: setup ## generate and release feedback for every autograded submission (nbgrader generate/release_feedback)
+	$(INSTRUCTOR) && for a in $(call assignments-in,$(COURSE)/autograded/*); do \
+	    nbgrader generate_feedback "$$a" --force $(NBGRADER_ARGS); \
+	    nbgrader release_feedback "$$a" $(NBGRADER_ARGS); \
+	done
+
+export: setup ## write course/grades.csv: score, max and status (graded, failed and why, missing) per student (nbgrader export)
+	$(INSTRUCTOR) && nbgrader export $(NBGRADER_ARGS)
+	@echo "inside-vmap: wrote $(COURSE)/grades.csv"
+
+demo: setup ## run a simulated class from release to export in a throw-away course and print its grade table
+	$(CPU_ENV) PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/python -m grader.instructor demo
+
 # ---- tests --------------------------------------------------------------------------------------------------------
 test: setup setup-old ## run everything: tests/ on JAX 0.10.2, core tests on JAX 0.4.38, strict nbval over lessons/
 	$(call pytest-on,$(VENV),$(CPU_ENV),-m "not browser",tests)
@@ -115,7 +156,7 @@ test-gpu: $(GPU_VENV)/.installed ## run lessons/ and exercises/ notebooks on CUD
 # downloads a browser: it launches Debian's chromium, installed here when missing. Screenshots go to build/screenshots/.
 APT_GET := $(if $(filter 0,$(shell id -u)),,sudo -n) env DEBIAN_FRONTEND=noninteractive apt-get
 .PHONY: test-browser
-test-browser: setup ## run lesson 1 and exercise 1 in JupyterLab in headless Chromium (installs Debian's chromium if missing)
+test-browser: setup ## run lesson 1 and exercise 1 in JupyterLab in headless Chromium (installs chromium if missing)
 	@mkdir -p $(BUILD)
 	@command -v chromium >/dev/null 2>&1 || { echo "inside-vmap: installing Debian's chromium for the browser tests"; \
 	    { $(APT_GET) update -qq && $(APT_GET) install -y -qq chromium; } >$(BUILD)/apt-chromium.log 2>&1 \

@@ -1,9 +1,16 @@
 """nbgrader configuration for the Inside vmap course.
 
-Run nbgrader from this folder (`cd course && nbgrader ...`) or through the Makefile targets.
+Run nbgrader from this folder (`cd course && nbgrader ...`) or through the Makefile targets
+(`make assign`, `make collect`, `make autograde`, `make feedback`, `make export`).
 The source assignments live in ../exercises so the repository's top level stays recognisable.
+Everything below is nbgrader's own configuration; the course's classes plug in where nbgrader's
+documentation says plugins go (grader/nbgrader_plugins.py, grader/judge/preprocessor.py).
 """
 import os
+
+from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
+from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, Execute, GetGrades,
+                                    IgnorePattern, LimitOutput, SaveAutoGrades)
 
 c = get_config()  # noqa: F821  (provided by nbgrader)
 
@@ -17,5 +24,38 @@ c.CourseDirectory.db_url = "sqlite:///" + os.path.join(HERE, "gradebook.db")
 # A kernel of this course's own name, installed into the venv by `make setup`, so no user-level
 # kernelspec can change the interpreter that grades.
 c.ExecutePreprocessor.kernel_name = "inside-vmap"
+# Seconds per cell. A cell that runs longer is interrupted; one that cannot be interrupted (a loop
+# ignoring SIGINT) fails its whole submission, which `make autograde` reports as "timed out".
 c.Execute.timeout = 60
+# The grading kernel's own log (a warning per kernel about TCP on loopback) stays out of the terminal.
+c.Execute.extra_arguments = ["--IPKernelApp.log_level=ERROR"]
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
+
+# Autograde: nbgrader's default steps, with the course's judge between LimitOutput and
+# SaveAutoGrades. The judge re-runs each graded exercise outside the student's kernel and
+# replaces the grade cell's outputs with its verdict (an error output when it failed), so
+# SaveAutoGrades scores the verdict and the feedback shows the judge's message.
+c.Autograde.autograde_preprocessors = [
+    Execute,
+    IgnorePattern,
+    ClearMetadataPreprocessor,
+    LimitOutput,
+    "grader.judge.preprocessor.JudgeExercises",
+    SaveAutoGrades,
+    AssignLatePenalties,
+    CheckCellMetadata,
+]
+# A grade cell the student deleted comes back from the gradebook and is graded (and fails),
+# rather than silently staying ungraded.
+c.OverwriteCells.add_missing_cells = True
+
+# Feedback: nbgrader's default steps, plus taking hidden tests out of what students receive.
+c.GenerateFeedback.preprocessors = [
+    GetGrades,
+    "grader.nbgrader_plugins.ClearHiddenTestsInFeedback",
+    CSSHTMLHeaderPreprocessor,
+]
+
+# Export: one row per enrolled student and assignment, with a status (graded, needs manual
+# grading, failed and why, missing); `nbgrader export` writes grades.csv in this folder.
+c.ExportApp.plugin_class = "grader.nbgrader_plugins.StatusExportPlugin"

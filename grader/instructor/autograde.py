@@ -1,0 +1,228 @@
+"""Autograde every collected submission, one student at a time, and record what became of each.
+
+This is nbgrader's own ``Autograde`` converter (what ``nbgrader autograde ASSIGNMENT --student S
+--force`` runs), called once per submission with the course's configuration, so:
+
+* one bad submission never stops the batch: its failure (kernel died, timed out, unreadable
+  notebook) is recorded with its reason and the next student is graded;
+* the status file (`grader.nbgrader_plugins.GradingStatus`) says ``grading`` while a student is
+  being graded and ``graded``/``failed``/``missing`` once done, so a run killed half-way leaves at
+  most one student unfinished, marked as such, and the next run grades that student again;
+* re-running is idempotent: a submission already graded or failed, and unchanged since, is skipped
+  (``--force`` grades everything again).
+
+Options are nbgrader's (``--Execute.timeout=20``, ``--student=ID``, ``--course-dir=...``); the full
+nbgrader log of a run goes to ``autograde.log`` in the course folder.
+"""
+from __future__ import annotations
+
+import contextlib
+import glob
+import logging
+import os
+import re
+import sys
+import time
+
+from nbgrader.api import Gradebook, MissingEntry
+from nbgrader.apps.baseapp import NbGrader, nbgrader_aliases, nbgrader_flags
+from nbgrader.converters import Autograde, BaseConverter
+from nbgrader.utils import capture_log, temp_attrs
+from traitlets import Bool, Unicode, default
+
+from ..nbgrader_plugins import (FAILED, GRADED, GRADING, KERNEL_DIED, MISSING, TIMED_OUT,
+                                UNREADABLE, GradingStatus, autograded_complete,
+                                inspect_submission)
+
+flags = dict(nbgrader_flags)
+flags["force"] = ({"AutogradeEach": {"force": True}},
+                  "Grade every submission again, even those graded or failed and unchanged since.")
+
+
+class AutogradeEach(NbGrader):
+    name = "inside-vmap-autograde"
+    description = ("Autograde every collected submission of the given assignments (default: all "
+                   "in the gradebook), one student at a time, recording each outcome.")
+    aliases = dict(nbgrader_aliases)
+    flags = flags
+
+    force = Bool(False, help="Grade every submission again, even those already graded or "
+                             "failed and unchanged since.").tag(config=True)
+    log_name = Unicode("autograde.log", help="Where the full nbgrader log of every run is "
+                       "appended, relative to CourseDirectory.root.").tag(config=True)
+
+    @default("classes")
+    def _classes_default(self):
+        classes = super()._classes_default()
+        classes.extend([BaseConverter, Autograde, GradingStatus, AutogradeEach])
+        return classes
+
+    def start(self) -> None:
+        super().start()
+        root = self.coursedir.root
+        status = GradingStatus(parent=self)
+        self._quiet_console()
+        try:
+            with status.exclusive(root), self._logfile(root):
+                failures = self.grade_all(status)
+        except RuntimeError as err:
+            self.fail(str(err))
+        # A failed submission is an outcome, not an error of this command: it exits 0 once every
+        # submission was tried, and 1 only when it could not start.
+        if failures is None:
+            self.fail("nothing was graded")
+
+    # ---- the batch -------------------------------------------------------------------------
+    def grade_all(self, status: GradingStatus):
+        root = self.coursedir.root
+        assignments = self._assignments()
+        if assignments is None:
+            return None
+        queue = [(a, s) for a in assignments for s in self._submitted_students(a)]
+        print(f"autograde: {len(queue)} submission(s) of {', '.join(assignments) or 'nothing'}"
+              f" in {root}", flush=True)
+        records = status.load(root)
+        outcomes = []
+        wa = max((len(a) for a, _ in queue), default=0)
+        ws = max((len(s) for _, s in queue), default=0)
+        wk = len(str(len(queue)))
+        for k, (assignment, student) in enumerate(queue, 1):
+            start = time.monotonic()
+            outcome = self.grade_one(status, records, assignment, student)
+            outcomes.append((assignment, student) + outcome)
+            print(f"  [{k:>{wk}}/{len(queue)}] {assignment:<{wa}}  {student:<{ws}}  {outcome[1]}"
+                  f"  ({time.monotonic() - start:.1f} s)", flush=True)
+        failed = [(a, s, why) for a, s, st, _, why in outcomes if st == FAILED]
+        graded = sum(1 for o in outcomes if o[2] == GRADED)
+        print(f"autograde: {graded} graded, {len(failed)} failed, "
+              f"{sum(1 for o in outcomes if o[2] == MISSING)} missing"
+              f"{'' if not failed else ':'}", flush=True)
+        for a, s, why in failed:
+            print(f"  FAILED {a} {s}: {why}", flush=True)
+        self._report_absent(assignments, {(a, s) for a, s in queue})
+        print(f"autograde: nbgrader's full log is {os.path.join(root, self.log_name)}", flush=True)
+        return failed
+
+    def grade_one(self, status, records, assignment, student) -> tuple[str, str, str]:
+        """Grade one submission; returns (status, what to print, reason)."""
+        root = self.coursedir.root
+        here = inspect_submission(self.coursedir, assignment, student, self._notebooks[assignment])
+        if here.state == MISSING:
+            status.record(root, assignment, student, MISSING, here.reason, here.timestamp)
+            return MISSING, f"missing: {here.reason}", here.reason
+        rec = records.get((assignment, student))
+        if (not self.force and rec is not None and rec.timestamp == here.timestamp
+                and (rec.status == FAILED or (rec.status == GRADED and autograded_complete(
+                    self.coursedir, assignment, student, here.notebooks)))):
+            what = self._score(assignment, student) if rec.status == GRADED else rec.reason
+            return rec.status, f"{rec.status} earlier, unchanged: {what}", rec.reason
+        status.record(root, assignment, student, GRADING, "", here.timestamp)
+        result = self.autograde(assignment, student)
+        error = (result.get("error") or "").strip().splitlines()
+        if error and error[-1].startswith("KeyboardInterrupt"):
+            # Ctrl-C: stop the batch; this student stays "grading" and is graded again next run.
+            raise KeyboardInterrupt
+        if result["success"]:
+            status.record(root, assignment, student, GRADED, "", here.timestamp)
+            return GRADED, f"graded {self._score(assignment, student)}", ""
+        reason = here.reason if here.state == "unreadable" else failure_reason(result)
+        status.record(root, assignment, student, FAILED, reason, here.timestamp)
+        return FAILED, f"FAILED: {reason}", reason
+
+    def autograde(self, assignment: str, student: str) -> dict:
+        """nbgrader's own autograde of one submission (as NbGraderAPI.autograde does it)."""
+        with temp_attrs(self.coursedir, assignment_id=assignment, student_id=student):
+            converter = Autograde(coursedir=self.coursedir, parent=self)
+            converter.force = True
+            converter.create_student = True
+            return capture_log(converter)
+
+    # ---- helpers ---------------------------------------------------------------------------
+    def _assignments(self) -> list[str] | None:
+        wanted = list(self.extra_args) or ([self.coursedir.assignment_id]
+                                           if self.coursedir.assignment_id else [])
+        self._notebooks = {}
+        with Gradebook(self.coursedir.db_url, self.coursedir.course_id) as gb:
+            known = {a.name: [nb.name for nb in a.notebooks] for a in gb.assignments}
+        for name in wanted:
+            if name not in known:
+                self.log.error("No assignment %r in the gradebook: run `make assign` "
+                               "(nbgrader generate_assignment) first", name)
+                print(f"autograde: no assignment {name!r} in the gradebook; generate it first "
+                      "(make assign)", file=sys.stderr)
+                return None
+        self._notebooks = known
+        return wanted or sorted(known)
+
+    def _submitted_students(self, assignment: str) -> list[str]:
+        pattern = self.coursedir.format_path(self.coursedir.submitted_directory,
+                                             self.coursedir.student_id, assignment)
+        regexp = self.coursedir.format_path(self.coursedir.submitted_directory,
+                                            "(?P<student_id>[^/]+)", assignment, escape=True)
+        found = []
+        for path in glob.glob(pattern):
+            m = re.fullmatch(regexp, path)
+            if m and os.path.isdir(path):
+                found.append(m.group("student_id"))
+        return sorted(found)
+
+    def _report_absent(self, assignments, seen) -> None:
+        with Gradebook(self.coursedir.db_url, self.coursedir.course_id) as gb:
+            roster = sorted(s.id for s in gb.students)
+        for a in assignments:
+            absent = [s for s in roster if (a, s) not in seen]
+            if absent and self.coursedir.student_id == "*":
+                print(f"  nothing submitted for {a}: {', '.join(absent)}", flush=True)
+
+    def _score(self, assignment: str, student: str) -> str:
+        with Gradebook(self.coursedir.db_url, self.coursedir.course_id) as gb:
+            try:
+                sub = gb.find_submission(assignment, student)
+            except MissingEntry:
+                return "?"
+            return f"{sub.score:g}/{sub.max_score:g}" + (
+                " (needs manual grading)" if sub.needs_manual_grade else "")
+
+    def _quiet_console(self) -> None:
+        """nbgrader's INFO and spurious checksum warnings go to the log file, not the terminal."""
+        for handler in self.log.handlers:
+            if isinstance(handler, logging.StreamHandler) and \
+                    getattr(handler, "stream", None) in (sys.stderr, sys.stdout):
+                handler.setLevel(max(handler.level, logging.CRITICAL))
+
+    @contextlib.contextmanager
+    def _logfile(self, root: str):
+        """Everything nbgrader logs (and Python's warnings) goes to the log file for this run."""
+        handler = logging.FileHandler(os.path.join(root, self.log_name), mode="a")
+        handler.setFormatter(logging.Formatter("%(asctime)s [%(levelname)s] %(message)s"))
+        handler.stream.write(f"\n==== autograde started {time.strftime('%Y-%m-%d %H:%M:%S')}\n")
+        level = self.log_level
+        handler.setLevel(min(level if isinstance(level, int) else logging.getLevelName(level),
+                             logging.INFO))
+        warned = logging.getLogger("py.warnings")
+        self.log.addHandler(handler)
+        warned.addHandler(handler)
+        warned.propagate, propagated = False, warned.propagate
+        logging.captureWarnings(True)
+        try:
+            yield
+        finally:
+            logging.captureWarnings(False)
+            warned.propagate = propagated
+            warned.removeHandler(handler)
+            self.log.removeHandler(handler)
+            handler.close()
+
+
+def failure_reason(result: dict) -> str:
+    """Why nbgrader's autograde of one submission failed, read from its log and traceback."""
+    text = "\n".join(result.get(k) or "" for k in ("log", "error"))
+    if re.search(r"CellTimeoutError|UnresponsiveKernelError|Timeout waiting", text):
+        return TIMED_OUT
+    if re.search(r"DeadKernelError|Kernel died", text):
+        return KERNEL_DIED
+    if re.search(r"NotJSONError|JSONDecodeError|Notebook does not appear to be JSON", text):
+        return UNREADABLE
+    errors = [line for line in text.splitlines() if line.strip() and
+              not line.startswith(("[INFO]", "[WARNING]", "[DEBUG]"))]
+    return "autograde error: " + (errors[-1].strip()[:200] if errors else "unknown (see the log)")

@@ -1,0 +1,419 @@
+"""A simulated class, run through nbgrader from release to export in a throw-away course.
+
+Every submission is built from the real release (``nbgrader generate_assignment``) of the real
+exercises: answer cells filled from the source's solution cells (``full``), left as released
+(``blank``), filled for the first exercises only (``partial``), or broken in the ways real
+submissions break: a kernel that dies (``os._exit(1)``), a loop that ignores SIGINT, notebook JSON
+cut in half, a submission without its notebook, a student who never submits. Each step is the
+nbgrader command an instructor or student would type, run in-process with the course's
+configuration, so the demo and the end-to-end test exercise exactly what a term uses.
+"""
+from __future__ import annotations
+
+import contextlib
+import csv
+import io
+import logging
+import os
+import shutil
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+
+import nbformat
+
+from ..nbgrader_plugins import (FAILED, GRADED, KERNEL_DIED, MISSING, NO_NOTEBOOK,
+                                NOTHING_SUBMITTED, TIMED_OUT, UNREADABLE)
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+COURSE_ID = "inside-vmap"
+
+# What each kind of student does to the released notebook; see `answer`.
+FULL, BLANK, PARTIAL = "full", "blank", "partial"
+DIES, LOOPS, CORRUPT, NO_NB, NEVER = ("kernel-dies", "infinite-loop", "corrupt-json",
+                                      "no-notebook", "never-submitted")
+PARTIAL_EXERCISES = 2           # a partial solution solves this many graded exercises
+
+KILL = "import os\nos._exit(1)  # the kernel dies here\n"
+LOOP = ("import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+        "while True:  # never ends, and ignores the interrupt nbgrader sends\n    pass\n")
+
+
+@dataclass(frozen=True)
+class Student:
+    id: str
+    kind: str
+    all_assignments: bool = True    # False: submits only the first assignment
+
+
+# The class of `make demo` and of the end-to-end test. The broken submissions are made for the
+# first assignment only (they cost the most time); their second assignment is "missing".
+CLASS = (
+    Student("ada", FULL),
+    Student("ben", BLANK),
+    Student("cleo", PARTIAL),
+    Student("dev", DIES, False),
+    Student("eve", LOOPS, False),
+    Student("finn", CORRUPT, False),
+    Student("gus", NO_NB, False),
+    Student("hana", NEVER, False),
+)
+
+
+@dataclass
+class Expected:
+    score: float | None
+    max_score: float
+    status: str
+    reason: str = ""
+
+
+@dataclass
+class Paths:
+    work: str
+    course: str = field(init=False)
+    exercises: str = field(init=False)
+    exchange: str = field(init=False)
+    students: str = field(init=False)
+
+    def __post_init__(self):
+        self.course = os.path.join(self.work, "course")
+        self.exercises = os.path.join(self.work, "exercises")
+        self.exchange = os.path.join(self.work, "exchange")
+        self.students = os.path.join(self.work, "students")
+
+    def home(self, student: str) -> str:
+        return os.path.join(self.students, student)
+
+
+# ---- the source: assignments, grade cells, solutions -------------------------------------
+def assignments(exercises: str) -> list[str]:
+    return sorted(d for d in os.listdir(exercises)
+                  if not d.startswith(".") and any(f.endswith(".ipynb") for f in
+                                                   os.listdir(os.path.join(exercises, d))))
+
+
+def source_notebooks(exercises: str, assignment: str) -> list[str]:
+    folder = os.path.join(exercises, assignment)
+    return sorted(f for f in os.listdir(folder) if f.endswith(".ipynb"))
+
+
+def _meta(cell) -> dict:
+    return cell.get("metadata", {}).get("nbgrader", {})
+
+
+def solutions(source) -> dict[str, str]:
+    """``{grade_id: the answer a student would write}`` for every solution cell of ``source``."""
+    return {_meta(c)["grade_id"]: "\n".join(
+                line for line in c.source.split("\n")
+                if "BEGIN SOLUTION" not in line and "END SOLUTION" not in line)
+            for c in source.cells if _meta(c).get("solution")}
+
+
+def exercises_in(source) -> list[tuple[str, float, list[str]]]:
+    """``(grade_id, points, answer cell ids)`` per grade cell, in order; the answer cells are the
+    solution cells since the previous grade cell (the layout of every exercise here)."""
+    found, pending = [], []
+    for cell in source.cells:
+        m = _meta(cell)
+        if m.get("solution"):
+            pending.append(m["grade_id"])
+        if m.get("grade"):
+            found.append((m["grade_id"], float(m.get("points", 0)), pending))
+            pending = []
+    return found
+
+
+def max_score(source) -> float:
+    return sum(points for _, points, _ in exercises_in(source))
+
+
+def partial_score(source) -> float:
+    return sum(points for _, points, _ in exercises_in(source)[:PARTIAL_EXERCISES])
+
+
+# ---- the submissions ---------------------------------------------------------------------
+def answer(kind: str, released, source):
+    """The released notebook as a student of this kind hands it in (a new notebook)."""
+    nb = nbformat.from_dict(released)
+    if kind in (BLANK, NO_NB, NEVER):
+        return nb
+    answers = solutions(source)
+    if kind == PARTIAL:
+        solved = {cid for _, _, cells in exercises_in(source)[:PARTIAL_EXERCISES] for cid in cells}
+        answers = {k: v for k, v in answers.items() if k in solved}
+    first = True
+    for cell in nb.cells:
+        gid = _meta(cell).get("grade_id")
+        if gid in answers and _meta(cell).get("solution"):
+            cell.source = answers[gid]
+            if cell.cell_type == "code" and first and kind in (DIES, LOOPS):
+                cell.source = (KILL if kind == DIES else LOOP) + cell.source
+                first = False
+    return nb
+
+
+def expected(paths: Paths, students=CLASS) -> dict[tuple[str, str], Expected]:
+    """What the export must say for every student and assignment, from the source notebooks."""
+    out = {}
+    names = assignments(paths.exercises)
+    for i, assignment in enumerate(names):
+        sources = [nbformat.read(os.path.join(paths.exercises, assignment, f), as_version=4)
+                   for f in source_notebooks(paths.exercises, assignment)]
+        top = sum(max_score(s) for s in sources)
+        for st in students:
+            submits = st.kind != NEVER and (st.all_assignments or i == 0)
+            if not submits:
+                out[assignment, st.id] = Expected(None, top, MISSING, NOTHING_SUBMITTED)
+            elif st.kind == FULL:
+                out[assignment, st.id] = Expected(top, top, GRADED)
+            elif st.kind == BLANK:
+                out[assignment, st.id] = Expected(0.0, top, GRADED)
+            elif st.kind == PARTIAL:
+                out[assignment, st.id] = Expected(sum(partial_score(s) for s in sources), top,
+                                                  GRADED)
+            elif st.kind == DIES:
+                out[assignment, st.id] = Expected(None, top, FAILED, KERNEL_DIED)
+            elif st.kind == LOOPS:
+                out[assignment, st.id] = Expected(None, top, FAILED, TIMED_OUT)
+            elif st.kind == CORRUPT:
+                first = source_notebooks(paths.exercises, assignment)[0]
+                out[assignment, st.id] = Expected(None, top, FAILED, f"{UNREADABLE} ({first})")
+            elif st.kind == NO_NB:
+                out[assignment, st.id] = Expected(None, top, MISSING, NO_NOTEBOOK)
+    return out
+
+
+# ---- running nbgrader commands in-process -------------------------------------------------
+class CommandFailed(RuntimeError):
+    pass
+
+
+def nbgrader(argv: list[str], cwd: str, app_class=None, echo=None) -> str:
+    """Run ``nbgrader ARGV`` from ``cwd`` in this process (as ``nbgrader`` would from a shell,
+    config files included) and return its log; raise `CommandFailed` if it exits non-zero."""
+    from jupyter_core.application import NoStart
+    if app_class is None:
+        from nbgrader.apps import NbGraderApp as app_class
+    if echo:
+        echo("$ " + ("nbgrader" if app_class.__name__ == "NbGraderApp" else
+                     "python -m grader.instructor") + " " + " ".join(argv))
+    old = os.getcwd()
+    buff = io.StringIO()
+    os.chdir(cwd)
+    app = app_class.instance()
+    code = 0
+    try:
+        app.initialize(argv)
+        sub = app
+        while sub is not None:              # the command's terminal output goes to the log
+            for handler in sub.log.handlers:
+                if isinstance(handler, logging.StreamHandler) and handler.stream in (
+                        sys.stderr, sys.stdout):
+                    handler.setLevel(logging.CRITICAL + 1)
+            sub = getattr(sub, "subapp", None)
+        app.init_logging(logging.StreamHandler, [buff], color=False, subapps=True)
+        app.start()
+    except NoStart:
+        pass
+    except SystemExit as exit_:
+        code = exit_.code or 0
+    finally:
+        app.reset()
+        os.chdir(old)
+    if code:
+        raise CommandFailed(f"nbgrader {' '.join(argv)} exited {code}:\n{buff.getvalue()}")
+    return buff.getvalue()
+
+
+# ---- the term, step by step ----------------------------------------------------------------
+def build_course(work: str, exercises: str | None = None) -> Paths:
+    """A throw-away course: a copy of course/nbgrader_config.py beside a copy of exercises/."""
+    paths = Paths(work)
+    os.makedirs(paths.course, exist_ok=True)
+    shutil.copy(os.path.join(ROOT, "course", "nbgrader_config.py"), paths.course)
+    shutil.copytree(exercises or os.path.join(ROOT, "exercises"), paths.exercises,
+                    ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
+    os.makedirs(paths.exchange, exist_ok=True)
+    os.chmod(paths.exchange, 0o777)
+    os.makedirs(paths.students, exist_ok=True)
+    return paths
+
+
+def exchange_args(paths: Paths) -> list[str]:
+    return [f"--Exchange.root={paths.exchange}"]
+
+
+def student_args(paths: Paths, student: str) -> list[str]:
+    return [f"--student={student}"]
+
+
+def student_home(paths: Paths, student: str) -> str:
+    """A student's folder, with the nbgrader_config.py a student of this course would have."""
+    home = paths.home(student)
+    os.makedirs(home, exist_ok=True)
+    with open(os.path.join(home, "nbgrader_config.py"), "w", encoding="utf-8") as fh:
+        fh.write("c = get_config()  # noqa: F821\n"
+                 f"c.CourseDirectory.course_id = {COURSE_ID!r}\n"
+                 f"c.Exchange.root = {paths.exchange!r}\n"
+                 f"c.Exchange.cache = {os.path.join(home, '.nbgrader-cache')!r}\n")
+    return home
+
+
+def enrol(paths: Paths, students=CLASS, echo=None) -> None:
+    for st in students:
+        nbgrader(["db", "student", "add", st.id], paths.course, echo=echo)
+
+
+def assign(paths: Paths, echo=None) -> None:
+    for a in assignments(paths.exercises):
+        nbgrader(["generate_assignment", a, "--force"], paths.course, echo=echo)
+        nbgrader(["release_assignment", a, "--force"] + exchange_args(paths), paths.course,
+                 echo=echo)
+
+
+def submit_all(paths: Paths, students=CLASS, echo=None) -> None:
+    """Every student fetches, answers (see `answer`) and submits through the exchange."""
+    names = assignments(paths.exercises)
+    for st in students:
+        home = student_home(paths, st.id)
+        for i, a in enumerate(names):
+            if st.kind == NEVER or not (st.all_assignments or i == 0):
+                continue
+            nbgrader(["fetch_assignment", a] + student_args(paths, st.id), home)
+            for name in source_notebooks(paths.exercises, a):
+                path = os.path.join(home, a, name)
+                released = nbformat.read(path, as_version=4)
+                source = nbformat.read(os.path.join(paths.exercises, a, name), as_version=4)
+                if st.kind == NO_NB:
+                    os.remove(path)
+                    continue
+                nbformat.write(answer(st.kind, released, source), path)
+                if st.kind == CORRUPT:
+                    with open(path, "rb") as fh:
+                        data = fh.read()
+                    with open(path, "wb") as fh:
+                        fh.write(data[: len(data) // 2])
+            nbgrader(["submit", a] + student_args(paths, st.id), home)
+        if echo:
+            handed_in = [] if st.kind == NEVER else names if st.all_assignments else names[:1]
+            echo(f"  {st.id} ({st.kind}): submitted {', '.join(handed_in) or 'nothing'}")
+
+
+def collect(paths: Paths, echo=None) -> None:
+    for a in assignments(paths.exercises):
+        nbgrader(["collect", a, "--update", "--ExchangeCollect.check_owner=False"]
+                 + exchange_args(paths), paths.course, echo=echo)
+
+
+class _Tee(io.StringIO):
+    """Keeps what is written, and passes it on to ``also`` (the terminal) as it comes."""
+
+    def __init__(self, also=None):
+        super().__init__()
+        self.also = also
+
+    def write(self, text):
+        if self.also is not None:
+            self.also.write(text)
+            self.also.flush()
+        return super().write(text)
+
+
+def autograde(paths: Paths, timeout: int, echo=None, extra=()) -> str:
+    """``python -m grader.instructor autograde`` in this process; returns what it printed."""
+    from .autograde import AutogradeEach
+    argv = [f"--Execute.timeout={timeout}"] + list(extra)
+    if echo:
+        echo("$ python -m grader.instructor autograde " + " ".join(argv))
+    out = _Tee(sys.stdout if echo else None)
+    with contextlib.redirect_stdout(out):
+        nbgrader(argv, paths.course, app_class=AutogradeEach)
+    return out.getvalue()
+
+
+def feedback(paths: Paths, students=CLASS, echo=None) -> None:
+    for a in assignments(paths.exercises):
+        nbgrader(["generate_feedback", a, "--force"], paths.course, echo=echo)
+        nbgrader(["release_feedback", a] + exchange_args(paths), paths.course, echo=echo)
+        for st in students:
+            if os.path.isdir(os.path.join(paths.home(st.id), a)):
+                nbgrader(["fetch_feedback", a] + student_args(paths, st.id), paths.home(st.id))
+
+
+def export(paths: Paths, echo=None) -> list[dict]:
+    nbgrader(["export", "--to=grades.csv"], paths.course, echo=echo)
+    with open(os.path.join(paths.course, "grades.csv"), newline="", encoding="utf-8") as fh:
+        return list(csv.DictReader(fh))
+
+
+def run_term(paths: Paths, students=CLASS, timeout: int = 10, echo=None) -> list[dict]:
+    """release -> fetch/submit -> collect -> autograde -> feedback -> export; the export's rows."""
+    step = (lambda title: echo(f"\n== {title}")) if echo else (lambda title: None)
+    step("enrol the class (nbgrader's gradebook is the roster)")
+    enrol(paths, students, echo)
+    step("generate and release every assignment (make assign)")
+    assign(paths, echo)
+    step("students fetch, answer and submit")
+    if echo:
+        echo("$ nbgrader fetch_assignment A --student ID   # then answer, then:\n"
+             "$ nbgrader submit A --student ID             # (each from the student's folder)")
+    submit_all(paths, students, echo)
+    step("collect (make collect)")
+    collect(paths, echo)
+    step("autograde, one student at a time (make autograde)")
+    autograde(paths, timeout, echo)
+    step("generate and release feedback (make feedback)")
+    feedback(paths, students, echo)
+    step("export (make export)")
+    return export(paths, echo)
+
+
+# ---- the table --------------------------------------------------------------------------
+def table(rows: list[dict]) -> str:
+    head = ("student", "assignment", "score", "status", "reason")
+    body = [(r["student_id"], r["assignment"],
+             f"{r['score'] or '-'}/{r['max_score']}", r["status"], r["reason"]) for r in rows]
+    widths = [max(len(str(x[i])) for x in [head] + body) for i in range(len(head))]
+    line = lambda cells: "  ".join(str(c).ljust(w) for c, w in zip(cells, widths)).rstrip()
+    return "\n".join([line(head), line(["-" * w for w in widths])] + [line(b) for b in body])
+
+
+def demo_main(argv: list[str]) -> int:
+    import argparse
+    parser = argparse.ArgumentParser(prog="python -m grader.instructor demo",
+                                     description="Run a simulated class through the whole term "
+                                                 "in a throw-away copy of the course.")
+    parser.add_argument("--keep", metavar="DIR", help="build the course in DIR and keep it")
+    parser.add_argument("--timeout", type=int, default=10,
+                        help="Execute.timeout, seconds per cell (default 10; the course's own is 60)")
+    args = parser.parse_args(argv)
+    start = time.monotonic()
+    work = args.keep or tempfile.mkdtemp(prefix="inside-vmap-demo-")
+    try:
+        paths = build_course(work)
+        print(f"inside-vmap demo: a simulated class of {len(CLASS)} in {work}")
+        for st in CLASS:
+            print(f"  {st.id:<5} {st.kind}")
+        rows = run_term(paths, CLASS, args.timeout, echo=print)
+        print("\n== the grade table (course/grades.csv)\n")
+        print(table(rows))
+        want = expected(paths)
+        wrong = [r for r in rows if _differs(r, want.get((r["assignment"], r["student_id"])))]
+        print(f"\ninside-vmap demo: {len(rows)} rows, {len(wrong)} differ from what the "
+              f"scenario expects; {time.monotonic() - start:.0f} s in all")
+        if args.keep:
+            print(f"inside-vmap demo: the course is kept in {work}")
+        return 1 if wrong else 0
+    finally:
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def _differs(row: dict, want: Expected | None) -> bool:
+    if want is None:
+        return True
+    score = None if row["score"] == "" else float(row["score"])
+    return (score, float(row["max_score"]), row["status"], row["reason"]) != \
+        (want.score, want.max_score, want.status, want.reason)

@@ -1,0 +1,71 @@
+"""The Makefile's instructor targets are thin wrappers that work: one student through the term."""
+import csv
+import os
+import shutil
+import subprocess
+
+import nbformat
+import pytest
+from nbgrader.api import Gradebook
+
+from grader.instructor import classroom as C
+
+pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning"),
+              pytest.mark.skipif(shutil.which("make") is None, reason="no make"),
+              pytest.mark.skipif(not os.path.isdir(os.path.join(C.ROOT, "exercises")),
+                                 reason="no exercises yet")]
+
+
+@pytest.fixture
+def course(tmp_path):
+    return C.build_course(str(tmp_path))
+
+
+def make(course, *targets, extra=""):
+    args = [f"--Exchange.root={course.exchange}", "--ExchangeCollect.check_owner=False",
+            "--Execute.timeout=30"]
+    first = C.assignments(course.exercises)[0]
+    # -o: never rebuild the venv from inside a test
+    cmd = ["make", "--no-print-directory", "-C", C.ROOT, "-o", ".venv/.installed", *targets,
+           f"COURSE={course.course}", f"ASSIGNMENT={first}", "NBGRADER_ARGS=" + " ".join(args)]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MAKE")}
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return proc.stdout + proc.stderr
+
+
+def submit_without_a_grade_cell(course, student, assignment):
+    """A blank submission whose student deleted the first grade cell; returns its grade id."""
+    home = C.student_home(course, student)
+    C.nbgrader(["fetch_assignment", assignment, f"--student={student}"], home)
+    path = os.path.join(home, assignment, assignment + ".ipynb")
+    nb = nbformat.read(path, as_version=4)
+    gid = next(c.metadata.nbgrader["grade_id"] for c in nb.cells
+               if c.metadata.get("nbgrader", {}).get("grade"))
+    nb.cells = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") != gid]
+    nbformat.write(nb, path)
+    C.nbgrader(["submit", assignment, f"--student={student}"], home)
+    return gid
+
+
+def test_assign_collect_autograde_feedback_export(course):
+    first = C.assignments(course.exercises)[0]
+    make(course, "assign")
+    assert os.path.isdir(os.path.join(course.exchange, C.COURSE_ID, "outbound", first))
+    C.enrol(course, [C.Student("ben", C.BLANK), C.Student("hana", C.NEVER)])
+    C.submit_all(course, [C.Student("ben", C.BLANK, False)])
+    deleted = submit_without_a_grade_cell(course, "ivy", first)
+    out = make(course, "collect", "autograde", "feedback", "export")
+    assert "[1/2]" in out and "ben" in out and "graded 0/" in out
+    # OverwriteCells.add_missing_cells: the deleted grade cell is put back and graded (0 here),
+    # not left ungraded for manual grading
+    with Gradebook("sqlite:///" + os.path.join(course.course, "gradebook.db"), C.COURSE_ID) as gb:
+        grades = {g.name: g for g in gb.find_submission(first, "ivy").notebooks[0].grades}
+        assert (grades[deleted].auto_score, grades[deleted].needs_manual_grade) == (0, False)
+    assert os.path.isfile(os.path.join(course.course, "feedback", "ben", first, first + ".html"))
+    assert os.listdir(os.path.join(course.exchange, C.COURSE_ID, "feedback"))
+    with open(os.path.join(course.course, "grades.csv"), newline="") as fh:
+        rows = {r["student_id"]: r for r in csv.DictReader(fh)}
+    assert (rows["ben"]["score"], rows["ben"]["status"]) == ("0", "graded")
+    assert (rows["hana"]["score"], rows["hana"]["status"]) == ("", "missing")
+    assert (rows["ivy"]["score"], rows["ivy"]["status"]) == ("0", "graded")
