@@ -7,6 +7,7 @@ Everything below is nbgrader's own configuration; the course's classes plug in w
 documentation says plugins go (grader/nbgrader_plugins.py, grader/judge/preprocessor.py).
 """
 import os
+import tempfile
 
 from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
 from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, Execute, GetGrades,
@@ -24,10 +25,18 @@ c.CourseDirectory.db_url = "sqlite:///" + os.path.join(HERE, "gradebook.db")
 # A kernel of this course's own name, installed into the venv by `make setup`, so no user-level
 # kernelspec can change the interpreter that grades.
 c.ExecutePreprocessor.kernel_name = "inside-vmap"
+# Autograde runs submissions in the same interpreter inside the judge's sandbox
+# (grader/judge/kernel.py): no course source, no other submissions, no gradebook, and, with
+# ZeroMQ over unix sockets in a private folder, no network.
+c.Execute.kernel_name = "inside-vmap-sandboxed"
+IPC_DIR = os.path.join(tempfile.gettempdir(), f"inside-vmap-ipc-{os.getuid()}")
+os.makedirs(IPC_DIR, mode=0o700, exist_ok=True)
+c.KernelManager.transport = "ipc"
+c.KernelManager.ip = os.path.join(IPC_DIR, "kernel")
 # Seconds per cell. A cell that runs longer is interrupted; one that cannot be interrupted (a loop
 # ignoring SIGINT) fails its whole submission, which `make autograde` reports as "timed out".
 c.Execute.timeout = 60
-# The grading kernel's own log (a warning per kernel about TCP on loopback) stays out of the terminal.
+# The grading kernel's own log stays out of the terminal (only errors are shown).
 c.Execute.extra_arguments = ["--IPKernelApp.log_level=ERROR"]
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
 

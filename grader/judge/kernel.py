@@ -18,7 +18,7 @@ from . import sandbox
 NAME = "inside-vmap-sandboxed"
 
 
-def command(connection_file: str, cwd: str) -> list[str]:
+def command(connection_file: str, cwd: str, extra: list[str] = ()) -> list[str]:
     with open(connection_file) as fh:
         info = json.load(fh)
     box = sandbox.bwrap_prefix(share_net=info.get("transport") != "ipc", cwd=cwd)
@@ -32,7 +32,7 @@ def command(connection_file: str, cwd: str) -> list[str]:
     else:
         print("inside-vmap: kernel sandbox keeps the network (ZeroMQ over TCP); set "
               "KernelManager.transport='ipc' to remove it", file=sys.stderr)
-    return box + [sys.executable, "-m", "ipykernel_launcher", "-f", connection_file]
+    return box + [sys.executable, "-m", "ipykernel_launcher", "-f", connection_file, *extra]
 
 
 def install(prefix: str = sys.prefix) -> str:
@@ -51,7 +51,7 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("connection_file", nargs="?")
     parser.add_argument("--install", action="store_true", help="install the kernelspec into sys.prefix")
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)   # the rest is for ipykernel
     if args.install:
         print("installed", install())
         return
@@ -59,8 +59,8 @@ def main(argv=None) -> None:
         print("inside-vmap: bubblewrap unavailable; the grading kernel runs WITHOUT a sandbox",
               file=sys.stderr)
         os.execv(sys.executable, [sys.executable, "-m", "ipykernel_launcher", "-f",
-                                  args.connection_file])
-    cmd = command(args.connection_file, os.getcwd())
+                                  args.connection_file, *extra])
+    cmd = command(args.connection_file, os.getcwd(), extra)
     os.execvp(cmd[0], cmd)
 
 

@@ -53,8 +53,8 @@ class JudgeExercises(NbGraderPreprocessor):
 
 
 def _outputs(res):
-    text = new_output("stream", name="stdout", text="Judge: " + res.summary() + "\n")
+    """One output per verdict: text when it passed, an error (which nbgrader scores 0) when not."""
     if res.passed:
-        return [text]
-    return [text, new_output("error", ename="JudgeVerdict", evalue=res.summary().splitlines()[0],
-                             traceback=[res.summary()])]
+        return [new_output("stream", name="stdout", text="Judge: " + res.summary() + "\n")]
+    head, _, _ = res.summary().partition("\n")
+    return [new_output("error", ename="JudgeVerdict", evalue=head, traceback=[res.summary()])]
