@@ -11,6 +11,11 @@ import html
 from dataclasses import asdict, dataclass, field
 
 
+# JupyterLab right-aligns table cells; expected and got must line up under each other.
+_TH = 'style="text-align:left;vertical-align:top;padding-right:1em"'
+_TD = 'style="text-align:left"'
+
+
 class CheckFailed(AssertionError):
     """Raised by a failed visible check, so nbgrader marks the test cell as failed."""
 
@@ -45,7 +50,8 @@ class Result:
         if self.passed:
             head = f"PASSED {self.check}: {self.cases} case(s) checked"
             return head + (f"\n  {self.note}" if self.note else "")
-        lines = [f"FAILED {self.check}: {self.failed} of {self.cases} case(s) wrong"]
+        counts = f": {self.failed} of {self.cases} case(s) wrong" if self.cases > 1 else ""
+        lines = [f"FAILED {self.check}{counts}"]
         for f in self.findings[:3]:
             lines += [f"  case: {f.case}", f"    expected: {f.expected}", f"    got:      {f.got}"]
             if f.hint:
@@ -58,6 +64,10 @@ class Result:
 
     __str__ = summary
 
+    def _repr_pretty_(self, printer, cycle) -> None:
+        # IPython's text view (terminals, CI logs, nbval's text/plain) is the same summary.
+        printer.text(self.summary())
+
     def _repr_html_(self) -> str:
         esc = html.escape
         colour, word = ("#1a7f37", "Passed") if self.passed else ("#cf222e", "Not yet")
@@ -66,12 +76,12 @@ class Result:
                  f'<b style="color:{colour}">{word}</b> &mdash; <code>{esc(self.check)}</code> '
                  f'({self.cases} case(s){"" if self.passed else f", {self.failed} wrong"})']
         for f in self.findings[:3]:
-            parts.append('<table style="margin:6px 0;font-size:90%">'
-                         f'<tr><th align="left">case</th><td><code>{esc(f.case)}</code></td></tr>'
-                         f'<tr><th align="left">expected</th><td><code>{esc(f.expected)}</code></td></tr>'
-                         f'<tr><th align="left">got</th><td><code>{esc(f.got)}</code></td></tr>'
-                         + (f'<tr><th align="left">hint</th><td>{esc(f.hint)}</td></tr>' if f.hint else "")
-                         + "</table>")
+            rows = [("case", f"<code>{esc(f.case)}</code>"),
+                    ("expected", f"<code>{esc(f.expected)}</code>"),
+                    ("got", f"<code>{esc(f.got)}</code>")] + ([("hint", esc(f.hint))] if f.hint else [])
+            parts.append('<table style="margin:6px 0;font-size:90%">' + "".join(
+                f"<tr><th {_TH}>{label}</th><td {_TD}>{value}</td></tr>" for label, value in rows)
+                + "</table>")
         if self.failed > 3:
             parts.append(f"<div>&hellip; and {self.failed - 3} more</div>")
         if self.note:

@@ -23,6 +23,16 @@ def test_text_view_snapshot():
     assert str(feedback.result("check_spy", 4, [])) == "PASSED check_spy: 4 case(s) checked"
 
 
+def test_single_case_failures_do_not_count_cases():
+    res = feedback.result("selfcheck_route", 1, [failed().findings[0]])
+    assert res.summary().splitlines()[0] == "FAILED selfcheck_route"
+
+
+def test_ipython_text_view_is_the_summary():
+    from IPython.lib.pretty import pretty
+    assert pretty(failed()) == FAILED_TEXT
+
+
 def test_html_escapes_tracer_reprs():
     res = feedback.result("c", 1, [Finding("case", "<VmapTracer>", "Traced<ShapedArray(f32[3])>", "a < b")])
     html = res._repr_html_()
