@@ -6,7 +6,9 @@ The source assignments live in ../exercises so the repository's top level stays 
 Everything below is nbgrader's own configuration; the course's classes plug in where nbgrader's
 documentation says plugins go (grader/nbgrader_plugins.py, grader/judge/preprocessor.py).
 """
+import atexit
 import os
+import shutil
 import tempfile
 
 from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
@@ -29,10 +31,14 @@ c.ExecutePreprocessor.kernel_name = "inside-vmap"
 # (grader/judge/kernel.py): no course source, no other submissions, no gradebook, and, with
 # ZeroMQ over unix sockets in a private folder, no network.
 c.Execute.kernel_name = "inside-vmap-sandboxed"
-IPC_DIR = os.path.join(tempfile.gettempdir(), f"inside-vmap-ipc-{os.getuid()}")
-os.makedirs(IPC_DIR, mode=0o700, exist_ok=True)
+# Each grading process keeps its kernels' sockets in a private folder of its own, the only one the
+# sandboxed kernel can write besides the submission's: no kernel can reach another process's
+# kernels, even when several processes grade at once. (Within one process kernels run one at a
+# time; jupyter_client numbers the sockets after the files already there.)
+_SOCKETS = tempfile.mkdtemp(prefix="inside-vmap-kernels-")
+atexit.register(shutil.rmtree, _SOCKETS, ignore_errors=True)
 c.KernelManager.transport = "ipc"
-c.KernelManager.ip = os.path.join(IPC_DIR, "kernel")
+c.KernelManager.ip = os.path.join(_SOCKETS, "kernel")
 # Seconds per cell. A cell that runs longer is interrupted; one that cannot be interrupted (a loop
 # ignoring SIGINT) fails its whole submission, which `make autograde` reports as "timed out".
 c.Execute.timeout = 60
@@ -45,7 +51,9 @@ c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedE
 # replaces the grade cell's outputs with its verdict (an error output when it failed), so
 # SaveAutoGrades scores the verdict and the feedback shows the judge's message.
 c.Autograde.autograde_preprocessors = [
+    "grader.judge.skip.SkipJudgedCells",   # the judge re-runs these: the kernel need not
     Execute,
+    "grader.judge.skip.UnskipJudgedCells",
     IgnorePattern,
     ClearMetadataPreprocessor,
     LimitOutput,

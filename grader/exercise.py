@@ -63,7 +63,7 @@ class Exercise:
                 findings.append(Finding(describe(case), "your code runs without raising",
                                         got.error, self.crash_hint))
                 continue
-            finding = self.compare(case, self.expect(case), got)
+            finding = self._compare(case, got)
             if finding is not None:
                 findings.append(finding)
         if len(observed) != len(cases):
@@ -71,11 +71,27 @@ class Exercise:
                                     f"{len(observed)} results", "The judge lost some results."))
         return result(self.name, len(cases), findings)
 
+    def _compare(self, case, got) -> Finding | None:
+        expected = self.expect(case)
+        try:
+            return self.compare(case, expected, got)
+        except Exception as err:  # an observation of a shape no honest answer produces
+            return Finding(describe(case), f"a result shaped like {_shape_of(expected)}",
+                           f"{_shape_of(got)} ({type(err).__name__})",
+                           "Your answer returned something of the wrong kind; re-read what the "
+                           "exercise asks it to return.")
+
     def check(self, *objs, hidden: bool = False, seed=None) -> Result:
         """Instant feedback in the kernel: visible cases are fixed, hidden ones drawn now."""
         rng = np.random.default_rng(seed if seed is not None else (None if hidden else 0))
         cases = self.cases(rng, hidden)
         return self.verdict(cases, [self.observe_safely(objs, c) for c in cases])
+
+
+def _shape_of(value) -> str:
+    if isinstance(value, (list, tuple)):
+        return f"{type(value).__name__} of {len(value)}"
+    return type(value).__name__
 
 
 def describe(case) -> str:

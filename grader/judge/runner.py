@@ -68,9 +68,14 @@ def _request(cells, jobs) -> str:
 
 
 def _parse(outcome) -> dict | None:
+    """The child's answer line. Student code can print a look-alike; it can only forge
+    observations, which are then compared with expectations computed here."""
     for line in reversed(outcome.stdout.splitlines()):
         if line.startswith(child.MARKER):
-            return json.loads(line[len(child.MARKER):])
+            try:
+                return json.loads(line[len(child.MARKER):])
+            except ValueError:
+                return {}
     return None
 
 
@@ -81,12 +86,25 @@ def _failed(name: str, reason: str) -> Result:
                                     "of the notebook.")])
 
 
+def _entry(parsed, gid) -> dict:
+    """This exercise's part of the child's answer; whatever else came back counts as nothing."""
+    results = parsed.get("results") if isinstance(parsed, dict) else None
+    entry = results.get(gid) if isinstance(results, dict) else None
+    if not (isinstance(entry, dict) and isinstance(entry.get("observed", entry.get("missing")),
+                                                    list)):
+        return {"observed": []}
+    return entry
+
+
 def _verdict(exercise, cases, entry) -> Result:
     if "missing" in entry:
         return result(exercise.name, 1, [Finding(
             "your answer cells", f"they define {', '.join(entry['missing'])}", "not defined",
             "Keep the names given in the exercise; only code in answer cells is graded.")])
-    observed = [child.unplain(o) for o in entry["observed"]]
+    try:
+        observed = [child.unplain(o) for o in entry["observed"]]
+    except Exception:  # forged or corrupted data: nothing usable came back
+        observed = []
     return exercise.verdict(cases, observed)
 
 
@@ -112,13 +130,13 @@ def judge(nb, limits=sandbox.Limits(), use_bwrap=None, rng=None) -> dict[str, Re
     all_answers = [src for g in graded for src in answers.get(g, [])]
     out, parsed = attempt(graded, _in_order(nb, setup, all_answers))
     if parsed is not None:
-        return {g: _verdict(known[g][1], cases[g], parsed["results"][g]) for g in graded}
+        return {g: _verdict(known[g][1], cases[g], _entry(parsed, g)) for g in graded}
     verdicts = {}
     for gid in graded:                       # isolate the exercise that brought the child down
         ex = known[gid][1]
         own = _own_answers(nb, gid, answers, ex.needs)
         one, parsed_one = attempt([gid], _in_order(nb, setup, own))
-        verdicts[gid] = (_verdict(ex, cases[gid], parsed_one["results"][gid]) if parsed_one
+        verdicts[gid] = (_verdict(ex, cases[gid], _entry(parsed_one, gid)) if parsed_one
                          else _failed(ex.name, one.failure or "the judge's child gave no answer"))
     return verdicts
 
