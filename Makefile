@@ -139,6 +139,16 @@ export: setup ## write course/grades.csv: score, max and status (graded, failed 
 demo: setup ## run a simulated class from release to export in a throw-away course and print its grade table
 	$(CPU_ENV) PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/python -m grader.instructor demo
 
+# ---- grading speed (instructors) ---------------------------------------------------------------------------------
+# A simulated class of N solved submissions: bare execution, stock nbgrader autograde and `make autograde`, timed on
+# the same submissions (median of REPEAT runs), plus the latency of every exercise's visible check (README).
+N ?= 40
+REPEAT ?= 3
+.PHONY: bench
+bench: setup ## time bare execution, stock nbgrader and make autograde on N (default 40) solved submissions
+	$(CPU_ENV) PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/python -m grader.instructor.bench --n $(N) \
+	    --repeat $(REPEAT)
+
 # ---- tests --------------------------------------------------------------------------------------------------------
 test: setup setup-old ## run everything: tests/ on JAX 0.10.2, core tests on JAX 0.4.38, strict nbval over lessons/
 	$(call pytest-on,$(VENV),$(CPU_ENV),-m "not browser",tests)

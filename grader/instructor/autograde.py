@@ -1,4 +1,4 @@
-"""Autograde every collected submission, one student at a time, and record what became of each.
+"""Autograde every collected submission, ``--jobs`` at a time, and record what became of each.
 
 This is nbgrader's own ``Autograde`` converter (what ``nbgrader autograde ASSIGNMENT --student S
 --force`` runs), called once per submission with the course's configuration, so:
@@ -7,7 +7,11 @@ This is nbgrader's own ``Autograde`` converter (what ``nbgrader autograde ASSIGN
   notebook) is recorded with its reason and the next student is graded;
 * the status file (`grader.nbgrader_plugins.GradingStatus`) says ``grading`` while a student is
   being graded and ``graded``/``failed``/``missing`` once done, so a run killed half-way leaves at
-  most one student unfinished, marked as such, and the next run grades that student again;
+  most one student per worker unfinished, marked as such, and the next run grades them again;
+* ``--jobs N`` (default: one per CPU core) grades N submissions at once, each in a long-lived
+  worker process running this same app (nbgrader's start-up is paid once per worker); only this
+  process writes the status file, and only N students are ever marked ``grading`` at once;
+  ``--jobs 1`` grades one after another in this process;
 * re-running is idempotent: a submission already graded or failed, and unchanged since, is skipped
   (``--force`` grades everything again).
 
@@ -28,7 +32,7 @@ from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.apps.baseapp import NbGrader, nbgrader_aliases, nbgrader_flags
 from nbgrader.converters import Autograde, BaseConverter
 from nbgrader.utils import capture_log, temp_attrs
-from traitlets import Bool, Unicode, default
+from traitlets import Bool, Int, Unicode, default
 
 from ..nbgrader_plugins import (FAILED, GRADED, GRADING, KERNEL_DIED, MISSING, TIMED_OUT,
                                 UNREADABLE, GradingStatus, autograded_complete,
@@ -37,17 +41,21 @@ from ..nbgrader_plugins import (FAILED, GRADED, GRADING, KERNEL_DIED, MISSING, T
 flags = dict(nbgrader_flags)
 flags["force"] = ({"AutogradeEach": {"force": True}},
                   "Grade every submission again, even those graded or failed and unchanged since.")
+aliases = dict(nbgrader_aliases)
+aliases["jobs"] = "AutogradeEach.jobs"
 
 
 class AutogradeEach(NbGrader):
     name = "inside-vmap-autograde"
     description = ("Autograde every collected submission of the given assignments (default: all "
-                   "in the gradebook), one student at a time, recording each outcome.")
-    aliases = dict(nbgrader_aliases)
+                   "in the gradebook), --jobs at a time, recording each outcome.")
+    aliases = aliases
     flags = flags
 
     force = Bool(False, help="Grade every submission again, even those already graded or "
                              "failed and unchanged since.").tag(config=True)
+    jobs = Int(0, help="Submissions graded at once, each in its own worker process (0: one "
+                       "per CPU core; 1: one after another in this process).").tag(config=True)
     log_name = Unicode("autograde.log", help="Where the full nbgrader log of every run is "
                        "appended, relative to CourseDirectory.root.").tag(config=True)
 
@@ -86,12 +94,23 @@ class AutogradeEach(NbGrader):
         wa = max((len(a) for a, _ in queue), default=0)
         ws = max((len(s) for _, s in queue), default=0)
         wk = len(str(len(queue)))
-        for k, (assignment, student) in enumerate(queue, 1):
-            start = time.monotonic()
-            outcome = self.grade_one(status, records, assignment, student)
+        done = 0
+
+        def report(assignment, student, outcome, seconds):
+            nonlocal done
+            done += 1
             outcomes.append((assignment, student) + outcome)
-            print(f"  [{k:>{wk}}/{len(queue)}] {assignment:<{wa}}  {student:<{ws}}  {outcome[1]}"
-                  f"  ({time.monotonic() - start:.1f} s)", flush=True)
+            print(f"  [{done:>{wk}}/{len(queue)}] {assignment:<{wa}}  {student:<{ws}}  "
+                  f"{outcome[1]}  ({seconds:.1f} s)", flush=True)
+
+        jobs = self._jobs()
+        if jobs <= 1:
+            for assignment, student in queue:
+                start = time.monotonic()
+                outcome = self.grade_one(status, records, assignment, student)
+                report(assignment, student, outcome, time.monotonic() - start)
+        else:
+            self._grade_parallel(status, records, queue, jobs, report)
         failed = [(a, s, why) for a, s, st, _, why in outcomes if st == FAILED]
         graded = sum(1 for o in outcomes if o[2] == GRADED)
         print(f"autograde: {graded} graded, {len(failed)} failed, "
@@ -105,19 +124,31 @@ class AutogradeEach(NbGrader):
 
     def grade_one(self, status, records, assignment, student) -> tuple[str, str, str]:
         """Grade one submission; returns (status, what to print, reason)."""
+        outcome, here = self._prepare(status, records, assignment, student)
+        if outcome is not None:
+            return outcome
+        result = self.autograde(assignment, student)
+        return self._outcome(status, assignment, student, here, result)
+
+    def _prepare(self, status, records, assignment, student):
+        """(outcome, None) when nothing needs grading, else (None, submission) once marked
+        ``grading`` in the status file."""
         root = self.coursedir.root
         here = inspect_submission(self.coursedir, assignment, student, self._notebooks[assignment])
         if here.state == MISSING:
             status.record(root, assignment, student, MISSING, here.reason, here.timestamp)
-            return MISSING, f"missing: {here.reason}", here.reason
+            return (MISSING, f"missing: {here.reason}", here.reason), None
         rec = records.get((assignment, student))
         if (not self.force and rec is not None and rec.timestamp == here.timestamp
                 and (rec.status == FAILED or (rec.status == GRADED and autograded_complete(
                     self.coursedir, assignment, student, here.notebooks)))):
             what = self._score(assignment, student) if rec.status == GRADED else rec.reason
-            return rec.status, f"{rec.status} earlier, unchanged: {what}", rec.reason
+            return (rec.status, f"{rec.status} earlier, unchanged: {what}", rec.reason), None
         status.record(root, assignment, student, GRADING, "", here.timestamp)
-        result = self.autograde(assignment, student)
+        return None, here
+
+    def _outcome(self, status, assignment, student, here, result) -> tuple[str, str, str]:
+        root = self.coursedir.root
         error = (result.get("error") or "").strip().splitlines()
         if error and error[-1].startswith("KeyboardInterrupt"):
             # Ctrl-C: stop the batch; this student stays "grading" and is graded again next run.
@@ -136,6 +167,67 @@ class AutogradeEach(NbGrader):
             converter.force = True
             converter.create_student = True
             return capture_log(converter)
+
+    # ---- parallel grading ------------------------------------------------------------------
+    def _jobs(self) -> int:
+        return self.jobs if self.jobs > 0 else (os.cpu_count() or 1)
+
+    def _grade_parallel(self, status, records, queue, jobs, report) -> None:
+        """Grade whole submissions in ``jobs`` worker processes, each a long-lived copy of this
+        app (nbgrader's start-up paid once per worker, not per student). This process alone
+        writes the status file; the workers write the gradebook (SQLite serialises them, and a
+        submission that met a locked database is graded again)."""
+        import concurrent.futures as cf
+        import multiprocessing
+
+        todo = list(queue)
+        log_path = os.path.join(self.coursedir.root, self.log_name)
+        argv = list(getattr(self, "argv", []) or [])
+        pool = None
+        running = {}
+
+        def submit_next():
+            """Queue submissions until ``jobs`` are being graded; only those are marked
+            ``grading``, so a run killed half-way leaves at most ``jobs`` unfinished."""
+            nonlocal pool
+            while todo and len(running) < jobs:
+                assignment, student = todo.pop(0)
+                outcome, here = self._prepare(status, records, assignment, student)
+                if outcome is not None:
+                    report(assignment, student, outcome, 0.0)
+                    continue
+                if pool is None:
+                    pool = cf.ProcessPoolExecutor(
+                        max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
+                        initializer=_worker_init, initargs=(os.getcwd(), argv, log_path))
+                fut = pool.submit(_worker_grade, assignment, student)
+                running[fut] = (assignment, student, here, time.monotonic())
+
+        try:
+            submit_next()
+            while running:
+                finished, _ = cf.wait(list(running), return_when=cf.FIRST_COMPLETED)
+                for fut in finished:
+                    assignment, student, here, start = running.pop(fut)
+                    try:
+                        result = fut.result()
+                    except Exception as err:  # a worker that died fails its student only
+                        result = {"success": False, "log": "",
+                                  "error": f"{type(err).__name__}: {err}"}
+                    outcome = self._outcome(status, assignment, student, here, result)
+                    report(assignment, student, outcome, time.monotonic() - start)
+                submit_next()
+        except BaseException:
+            # Ctrl-C (or a KeyboardInterrupt a worker reported): students being graded stay
+            # "grading" and are graded again by the next run.
+            if pool is not None:
+                for proc in list((getattr(pool, "_processes", None) or {}).values()):
+                    with contextlib.suppress(Exception):
+                        proc.terminate()
+                pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        if pool is not None:
+            pool.shutdown(wait=True)
 
     # ---- helpers ---------------------------------------------------------------------------
     def _assignments(self) -> list[str] | None:
@@ -226,3 +318,44 @@ def failure_reason(result: dict) -> str:
     errors = [line for line in text.splitlines() if line.strip() and
               not line.startswith(("[INFO]", "[WARNING]", "[DEBUG]"))]
     return "autograde error: " + (errors[-1].strip()[:200] if errors else "unknown (see the log)")
+
+
+# ---- the worker processes of a parallel run ------------------------------------------------
+_WORKER = None
+
+
+def _worker_init(cwd: str, argv: list[str], log_path: str) -> None:
+    """One worker: this app, configured as the parent was (same folder, same options)."""
+    global _WORKER
+    import signal
+    signal.signal(signal.SIGINT, signal.SIG_IGN)   # Ctrl-C is the parent's to handle
+    os.chdir(cwd)
+    app = AutogradeEach.instance()
+    app.initialize(argv)
+    # Kernels over ZeroMQ ipc pick their socket files by probing KernelManager.ip-1, -2, ...;
+    # workers starting kernels at once would pick the same ones. Each worker gets its own prefix.
+    km = app.config.get("KernelManager", {})
+    if km.get("transport") == "ipc" and km.get("ip"):
+        app.config.KernelManager.ip = f"{km['ip']}-w{os.getpid()}"
+    app._quiet_console()
+    handler = logging.FileHandler(log_path, mode="a")
+    handler.setFormatter(logging.Formatter(
+        f"%(asctime)s [%(levelname)s] [worker {os.getpid()}] %(message)s"))
+    handler.setLevel(logging.INFO)
+    app.log.addHandler(handler)
+    if isinstance(app.log_level, int) and app.log_level > logging.INFO:
+        app.log.setLevel(logging.INFO)
+    logging.captureWarnings(True)
+    logging.getLogger("py.warnings").addHandler(handler)
+    logging.getLogger("py.warnings").propagate = False
+    _WORKER = app
+
+
+def _worker_grade(assignment: str, student: str, tries: int = 3) -> dict:
+    for attempt in range(tries):
+        result = _WORKER.autograde(assignment, student)
+        text = (result.get("log") or "") + (result.get("error") or "")
+        if result["success"] or "database is locked" not in text or attempt == tries - 1:
+            return result
+        time.sleep(0.5 * (attempt + 1))
+    return result
