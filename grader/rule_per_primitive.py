@@ -806,32 +806,23 @@ EXERCISES = {
 }
 
 
-def check_spy(spy, hidden=False, seed=None) -> Result:
-    return EXERCISES["spy"].check(spy, hidden=hidden, seed=seed)
+def _checker(grade_id: str):
+    """The notebook's instant check for one graded exercise: the same Exercise the judge runs."""
+    def check(answer, hidden=False, seed=None) -> Result:
+        return EXERCISES[grade_id].check(answer, hidden=hidden, seed=seed)
+    check.__name__ = check.__qualname__ = EXERCISES[grade_id].name
+    check.__doc__ = (f"Check your answer for ``{grade_id}`` on the visible cases "
+                     "(``hidden=True``: on cases drawn now).")
+    return check
 
 
-def check_softsign_rule(rule, hidden=False, seed=None) -> Result:
-    return EXERCISES["softsign_rule"].check(rule, hidden=hidden, seed=seed)
-
-
-def check_scaled_diff_rule(rule, hidden=False, seed=None) -> Result:
-    return EXERCISES["scaled_diff_rule"].check(rule, hidden=hidden, seed=seed)
-
-
-def check_sumsq_rule(rule, hidden=False, seed=None) -> Result:
-    return EXERCISES["sumsq_rule"].check(rule, hidden=hidden, seed=seed)
-
-
-def check_which_table(which_table, hidden=False, seed=None) -> Result:
-    return EXERCISES["which_table"].check(which_table, hidden=hidden, seed=seed)
-
-
-def check_table_sizes(table_sizes, hidden=False, seed=None) -> Result:
-    return EXERCISES["table_sizes"].check(table_sizes, hidden=hidden, seed=seed)
-
-
-def check_rowmax_rule(rule, hidden=False, seed=None) -> Result:
-    return EXERCISES["rowmax_rule"].check(rule, hidden=hidden, seed=seed)
+check_spy = _checker("spy")
+check_softsign_rule = _checker("softsign_rule")
+check_scaled_diff_rule = _checker("scaled_diff_rule")
+check_sumsq_rule = _checker("sumsq_rule")
+check_which_table = _checker("which_table")
+check_table_sizes = _checker("table_sizes")
+check_rowmax_rule = _checker("rowmax_rule")
 
 
 # ---- ungraded self-checks: answers one make_jaxpr (or one print) would reveal -------------------

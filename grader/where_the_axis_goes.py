@@ -241,30 +241,42 @@ def _answered(answer, numbers) -> tuple[dict, str]:
     return given, (f"not answered yet: {missing}" if missing else "")
 
 
+def _selfcheck_numbered(name: str, answer, count: int, finding_for) -> Result:
+    """A self-check over numbered calls 1..count; ``finding_for(number, got)`` judges one answer.
+
+    Only the calls answered so far are checked; the note names the ones still missing.
+    """
+    given, note = _answered(answer, range(1, count + 1))
+    findings = []
+    for number in sorted(given, key=str):
+        if not isinstance(number, int) or not 1 <= number <= count:
+            findings.append(Finding(f"call {number}", f"a call number 1..{count}", str(number), ""))
+            continue
+        finding = finding_for(number, _as_int_tree(given[number]))
+        if finding is not None:
+            findings.append(finding)
+    res = result(name, len(given), findings, note)
+    res.passed = res.passed and not note
+    return res
+
+
 def selfcheck_dimension_numbers(answer) -> Result:
     """``answer = {call: ((lhs_contract, rhs_contract), (lhs_batch, rhs_batch))}`` for DOT_CALLS.
 
     Only the calls you answered are checked.
     """
-    given, note = _answered(answer, range(1, len(DOT_CALLS) + 1))
-    findings = []
-    for number in sorted(given, key=str):
-        if not isinstance(number, int) or not 1 <= number <= len(DOT_CALLS):
-            findings.append(Finding(f"call {number}", f"a call number 1..{len(DOT_CALLS)}",
-                                    str(number), ""))
-            continue
+    def finding_for(number, got):
         in_axes, shapes = DOT_CALLS[number - 1]
-        expected, got = dot_numbers(number), _as_int_tree(given[number])
-        if got != expected:
-            hint = ("Both operands batched: the batch becomes a batch-dimension pair in the second "
-                    "half." if None not in in_axes else
-                    "One operand batched: its batch axis is one more free axis, and the "
-                    "contracting axis number shifts past it; the batch dimensions stay empty.")
-            findings.append(Finding(f"call {number}: vmap(dot, in_axes={in_axes}) on "
-                                    f"a{shapes[0]}, b{shapes[1]}", str(expected), str(got), hint))
-    res = result("selfcheck_dimension_numbers", len(given), findings, note)
-    res.passed = res.passed and not note
-    return res
+        expected = dot_numbers(number)
+        if got == expected:
+            return None
+        hint = ("Both operands batched: the batch becomes a batch-dimension pair in the second "
+                "half." if None not in in_axes else
+                "One operand batched: its batch axis is one more free axis, and the "
+                "contracting axis number shifts past it; the batch dimensions stay empty.")
+        return Finding(f"call {number}: vmap(dot, in_axes={in_axes}) on "
+                       f"a{shapes[0]}, b{shapes[1]}", str(expected), str(got), hint)
+    return _selfcheck_numbered("selfcheck_dimension_numbers", answer, len(DOT_CALLS), finding_for)
 
 
 def _as_int_tree(x):
@@ -304,24 +316,17 @@ def selfcheck_reduce_axes(answer) -> Result:
 
     Only the calls you answered are checked.
     """
-    given, note = _answered(answer, range(1, len(REDUCE_CALLS) + 1))
-    findings = []
-    for number in sorted(given, key=str):
-        if not isinstance(number, int) or not 1 <= number <= len(REDUCE_CALLS):
-            findings.append(Finding(f"call {number}", f"a call number 1..{len(REDUCE_CALLS)}",
-                                    str(number), ""))
-            continue
+    def finding_for(number, got):
         axis, in_axes, shape = REDUCE_CALLS[number - 1]
-        expected, got = reduce_axes(number), _as_int_tree(given[number])
-        if got != expected:
-            findings.append(Finding(
-                f"call {number}: vmap(lambda x: jnp.sum(x, axis={axis}), in_axes={in_axes}) on "
-                f"{shape}", str(expected), str(got),
-                "Number the axes of the stacked array: every per-example axis at or after the "
-                "batch axis moves one to the right; the batch axis itself is never reduced."))
-    res = result("selfcheck_reduce_axes", len(given), findings, note)
-    res.passed = res.passed and not note
-    return res
+        expected = reduce_axes(number)
+        if got == expected:
+            return None
+        return Finding(
+            f"call {number}: vmap(lambda x: jnp.sum(x, axis={axis}), in_axes={in_axes}) on "
+            f"{shape}", str(expected), str(got),
+            "Number the axes of the stacked array: every per-example axis at or after the "
+            "batch axis moves one to the right; the batch axis itself is never reduced.")
+    return _selfcheck_numbered("selfcheck_reduce_axes", answer, len(REDUCE_CALLS), finding_for)
 
 
 # ================================================================================================
