@@ -532,28 +532,6 @@ def _rule_cases(prim):
 
 # ---- exercise 3: reading the rule tables on any layout ------------------------------------------
 
-class Proxy082:
-    """Stands in for ``primitive_batchers`` on jax 0.8.2/0.8.3: ``in`` raises KeyError(0), no len."""
-
-    def __init__(self, fancy):
-        self._fancy = fancy
-
-    def __setitem__(self, prim, rule):
-        self._fancy[prim] = rule
-
-    def __delitem__(self, prim):
-        del self._fancy[prim]
-
-    def __getitem__(self, prim):
-        return self._fancy[prim]
-
-    def __contains__(self, prim):
-        raise KeyError(0)
-
-    def __len__(self):
-        raise TypeError("object of type 'PrimitiveBatchersProxy' has no len()")
-
-
 class Proxy09:
     """Stands in for the write-only proxies of jax 0.9+ (and ``axis_primitive_batchers`` since 0.4.36)."""
 
@@ -565,6 +543,20 @@ class Proxy09:
 
     def __delitem__(self, prim):
         del self._fancy[prim]
+
+
+class Proxy082(Proxy09):
+    """Stands in for ``primitive_batchers`` on jax 0.8.2/0.8.3: readable with ``[]``, but ``in``
+    raises KeyError(0) and ``len`` TypeError."""
+
+    def __getitem__(self, prim):
+        return self._fancy[prim]
+
+    def __contains__(self, prim):
+        raise KeyError(0)
+
+    def __len__(self):
+        raise TypeError("object of type 'PrimitiveBatchersProxy' has no len()")
 
 
 def _rule_stub(*args, **params):
