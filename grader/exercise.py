@@ -38,6 +38,25 @@ def from_plain(value):
     return value
 
 
+def _without_seeds(case: dict) -> str:
+    return repr({k: v for k, v in case.items() if k not in ("seed", "_seed")})
+
+
+def fresh_cases(draw: Callable[[int], dict | None], visible, count: int,
+                key: Callable[[dict], str] = _without_seeds) -> list[dict]:
+    """``count`` distinct cases from ``draw(i)``, none of them a visible case in new seeds.
+
+    A hidden case that repeats a visible one grades nothing the student could not look up, so
+    repeats are drawn again; ``draw`` may return None to skip an unfair draw."""
+    seen, out = {key(c) for c in visible}, []
+    while len(out) < count:
+        case = draw(len(out))
+        if case is not None and key(case) not in seen:
+            seen.add(key(case))
+            out.append(case)
+    return out
+
+
 @dataclass(frozen=True)
 class Exercise:
     name: str                                       # shown in feedback, e.g. "check_spy"

@@ -20,7 +20,7 @@ import numpy as np
 
 from . import core
 from .core import _jax
-from .exercise import Exercise, describe
+from .exercise import Exercise, describe, fresh_cases
 from .feedback import Finding, Result, result
 
 # The names a batching-rule table has had in some release (oldest layout last).
@@ -520,13 +520,9 @@ def _rule_cases(prim):
         visible = [dict(c) for c in VISIBLE_RULES[prim]]
         if not hidden:
             return visible
-        drawn = []
-        while len(drawn) < 10:
-            force = {0: "unmapped", 1: "unmapped", 2: "mapped", 3: "mapped"}.get(len(drawn))
-            case = _rule_case(prim, rng, nested=len(drawn) >= 7, force=force)
-            if all({**case, "seed": 0} != {**v, "seed": 0} for v in visible):
-                drawn.append(case)
-        return drawn
+        force = {0: "unmapped", 1: "unmapped", 2: "mapped", 3: "mapped"}
+        return fresh_cases(lambda i: _rule_case(prim, rng, nested=i >= 7, force=force.get(i)),
+                           visible, 10)
     return cases
 
 

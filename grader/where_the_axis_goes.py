@@ -18,7 +18,7 @@ import numpy as np
 
 from . import core
 from .core import _jax
-from .exercise import Exercise, describe
+from .exercise import Exercise, describe, fresh_cases
 from .feedback import Finding, Result, result
 
 # ================================================================================================
@@ -376,22 +376,18 @@ VISIBLE_MATCHAXIS = (
 def cases_matchaxis(rng, hidden: bool) -> list[dict]:
     if not hidden:
         return [dict(c) for c in VISIBLE_MATCHAXIS]
-    cases, seen = [], set(repr(c) for c in VISIBLE_MATCHAXIS)
-    while len(cases) < 24:
-        case = _matchaxis_case(rng)
-        if repr(case) not in seen:
-            seen.add(repr(case))
-            cases.append(case)
+    cases = fresh_cases(lambda i: _matchaxis_case(rng), VISIBLE_MATCHAXIS, 24)
     kinds = {matchaxis_kind(c["src"], c["dst"], c["sum_match"]) for c in cases}
     for kind in ("move", "broadcast", "sum", "error"):       # every case kind, every draw
-        while kind not in kinds:
-            case = _matchaxis_case(rng, rank=int(rng.integers(1, 4)))
-            if matchaxis_kind(case["src"], case["dst"], case["sum_match"]) == kind \
-                    and repr(case) not in seen:
-                seen.add(repr(case))
-                cases.append(case)
-                kinds.add(kind)
+        if kind not in kinds:
+            cases += fresh_cases(lambda i: _matchaxis_case_of(rng, kind),
+                                 [*VISIBLE_MATCHAXIS, *cases], 1)
     return cases
+
+
+def _matchaxis_case_of(rng, kind: str) -> dict | None:
+    case = _matchaxis_case(rng, rank=int(rng.integers(1, 4)))
+    return case if matchaxis_kind(case["src"], case["dst"], case["sum_match"]) == kind else None
 
 
 def _outcome_plain(fn) -> dict:
@@ -592,14 +588,8 @@ def _visible_layout_cases() -> list[dict]:
 def cases_choose_axes(rng, hidden: bool) -> list[dict]:
     if not hidden:
         return _visible_layout_cases()
-    seen = {repr((c["layout"], c["dims"])) for c in _visible_layout_cases()}
-    cases = []
-    while len(cases) < 10:
-        case = _draw_layout_case(rng)
-        if case is not None and repr((case["layout"], case["dims"])) not in seen:
-            seen.add(repr((case["layout"], case["dims"])))
-            cases.append(case)
-    return cases
+    return fresh_cases(lambda i: _draw_layout_case(rng), _visible_layout_cases(), 10,
+                       key=lambda c: repr((c["layout"], c["dims"])))
 
 
 def expect_choose_axes(case) -> dict:
@@ -746,11 +736,13 @@ def cases_pairwise(rng, hidden: bool) -> list[dict]:
     if not hidden:
         return [{"n": 3, "m": 5, "d": 4, "order": "ij", "_seed": 1},
                 {"n": 3, "m": 5, "d": 4, "order": "ji", "_seed": 2}]
-    cases = []
-    for order in ("ij", "ji", "ij", "ji"):
-        n, m, d = (int(v) for v in rng.choice(np.arange(2, 12), size=3, replace=False))
-        cases.append({"n": n, "m": m, "d": d, "order": order, "_seed": int(rng.integers(2**31))})
-    return cases
+    return fresh_cases(lambda i: _pair_case(rng, "ij" if i % 2 == 0 else "ji"),
+                       cases_pairwise(rng, False), 4)
+
+
+def _pair_case(rng, order: str) -> dict:
+    n, m, d = (int(v) for v in rng.choice(np.arange(2, 12), size=3, replace=False))
+    return {"n": n, "m": m, "d": d, "order": order, "_seed": int(rng.integers(2**31))}
 
 
 def expect_pairwise(case) -> dict:
@@ -820,12 +812,13 @@ def cases_score_batch(rng, hidden: bool) -> list[dict]:
     if not hidden:
         return [{"d": 100, "k": None, "B": 8, "_seed": 3},
                 {"d": 60, "k": 5, "B": 8, "_seed": 4}]
-    cases = []
-    for k in (None, "k", None, "k"):
-        d, B, kk = int(rng.integers(20, 200)), int(rng.integers(3, 17)), int(rng.integers(2, 9))
-        cases.append({"d": d, "k": None if k is None else kk, "B": B,
-                      "_seed": int(rng.integers(2**31))})
-    return cases
+    return fresh_cases(lambda i: _score_case(rng, with_k=i % 2 == 1),
+                       cases_score_batch(rng, False), 4)
+
+
+def _score_case(rng, with_k: bool) -> dict:
+    d, B, k = int(rng.integers(20, 200)), int(rng.integers(3, 17)), int(rng.integers(2, 9))
+    return {"d": d, "k": k if with_k else None, "B": B, "_seed": int(rng.integers(2**31))}
 
 
 def expect_score_batch(case) -> dict:

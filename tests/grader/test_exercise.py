@@ -1,5 +1,5 @@
 """An Exercise decides from plain data only, and survives observations no honest answer makes."""
-from grader.exercise import Crash, Exercise
+from grader.exercise import Crash, Exercise, fresh_cases
 from grader.feedback import Finding
 
 
@@ -31,3 +31,10 @@ def test_forged_or_malformed_observations_fail_without_raising():
     assert not ex.verdict([2, 3], [4, 9, 16]).passed                    # too many results
     assert ex.verdict([2, 3], [4, 9]).passed
     assert not ex.verdict([2], [Crash("boom").to_plain()]).passed
+
+
+def test_fresh_cases_redraws_visible_cases_and_repeats():
+    drawn = iter([{"n": 1, "_seed": 5}, None, {"n": 2, "_seed": 6}, {"n": 2, "_seed": 7},
+                  {"n": 3, "_seed": 8}])
+    got = fresh_cases(lambda i: next(drawn), [{"n": 1, "_seed": 0}], 2)
+    assert got == [{"n": 2, "_seed": 6}, {"n": 3, "_seed": 8}]
