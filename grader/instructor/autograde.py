@@ -12,6 +12,9 @@ This is nbgrader's own ``Autograde`` converter (what ``nbgrader autograde ASSIGN
   worker process running this same app (nbgrader's start-up is paid once per worker); only this
   process writes the status file, and only N students are ever marked ``grading`` at once;
   ``--jobs 1`` grades one after another in this process;
+* every submission of a run is judged on the same hidden cases (a secret seed drawn per run),
+  and before the first student the instructor's solutions are judged on them once, filling a
+  compilation cache the students' judge children read (``--no-warm`` skips this);
 * re-running is idempotent: a submission already graded or failed, and unchanged since, is skipped
   (``--force`` grades everything again).
 
@@ -25,7 +28,9 @@ import glob
 import logging
 import os
 import re
+import secrets
 import sys
+import tempfile
 import time
 
 from nbgrader.api import Gradebook, MissingEntry
@@ -33,7 +38,10 @@ from nbgrader.apps.baseapp import NbGrader, nbgrader_aliases, nbgrader_flags
 from nbgrader.converters import Autograde, BaseConverter
 from nbgrader.utils import capture_log, temp_attrs
 from traitlets import Bool, Int, Unicode, default
+from traitlets.config import Config
 
+from ..judge import sandbox, warm
+from ..judge.preprocessor import JudgeExercises
 from ..nbgrader_plugins import (FAILED, GRADED, GRADING, KERNEL_DIED, MISSING, TIMED_OUT,
                                 UNREADABLE, GradingStatus, autograded_complete,
                                 inspect_submission)
@@ -41,6 +49,8 @@ from ..nbgrader_plugins import (FAILED, GRADED, GRADING, KERNEL_DIED, MISSING, T
 flags = dict(nbgrader_flags)
 flags["force"] = ({"AutogradeEach": {"force": True}},
                   "Grade every submission again, even those graded or failed and unchanged since.")
+flags["no-warm"] = ({"AutogradeEach": {"warm_judge": False}},
+                    "Do not judge the instructor's solutions first (no shared compilation cache).")
 aliases = dict(nbgrader_aliases)
 aliases["jobs"] = "AutogradeEach.jobs"
 
@@ -56,6 +66,9 @@ class AutogradeEach(NbGrader):
                              "failed and unchanged since.").tag(config=True)
     jobs = Int(0, help="Submissions graded at once, each in its own worker process (0: one "
                        "per CPU core; 1: one after another in this process).").tag(config=True)
+    warm_judge = Bool(True, help="Draw one secret hidden-case seed for the run and judge the "
+                                 "instructor's source notebooks on it first, so every judge "
+                                 "child reads a warm JAX compilation cache.").tag(config=True)
     log_name = Unicode("autograde.log", help="Where the full nbgrader log of every run is "
                        "appended, relative to CourseDirectory.root.").tag(config=True)
 
@@ -71,7 +84,8 @@ class AutogradeEach(NbGrader):
         status = GradingStatus(parent=self)
         self._quiet_console()
         try:
-            with status.exclusive(root), self._logfile(root):
+            with status.exclusive(root), self._logfile(root), contextlib.ExitStack() as scratch:
+                self._scratch = scratch           # what this run leaves behind is removed here
                 failures = self.grade_all(status)
         except RuntimeError as err:
             self.fail(str(err))
@@ -104,6 +118,7 @@ class AutogradeEach(NbGrader):
                   f"{outcome[1]}  ({seconds:.1f} s)", flush=True)
 
         jobs = self._jobs()
+        self._judge_pending = sorted({a for a, _ in queue})
         if jobs <= 1:
             for assignment, student in queue:
                 start = time.monotonic()
@@ -127,6 +142,7 @@ class AutogradeEach(NbGrader):
         outcome, here = self._prepare(status, records, assignment, student)
         if outcome is not None:
             return outcome
+        self._fix_judge(1)
         result = self.autograde(assignment, student)
         return self._outcome(status, assignment, student, here, result)
 
@@ -197,9 +213,11 @@ class AutogradeEach(NbGrader):
                     report(assignment, student, outcome, 0.0)
                     continue
                 if pool is None:
+                    self._fix_judge(jobs)
                     pool = cf.ProcessPoolExecutor(
                         max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
-                        initializer=_worker_init, initargs=(os.getcwd(), argv, log_path))
+                        initializer=_worker_init,
+                        initargs=(os.getcwd(), argv, log_path, self._judge_overrides))
                 fut = pool.submit(_worker_grade, assignment, student)
                 running[fut] = (assignment, student, here, time.monotonic())
 
@@ -228,6 +246,59 @@ class AutogradeEach(NbGrader):
             raise
         if pool is not None:
             pool.shutdown(wait=True)
+
+    # ---- one seed and a warm compilation cache per run ----------------------------------------
+    _judge_overrides: dict = {}
+    _judge_pending: list = []
+
+    def _fix_judge(self, jobs) -> None:
+        """One secret seed for this run's hidden cases, and a cache warmed on it if possible;
+        done before the first submission that needs grading (a run that grades none skips it)."""
+        assignments, self._judge_pending = self._judge_pending, []
+        judge = JudgeExercises(parent=self)
+        if not (assignments and judge.enabled):
+            return
+        fixed = {"seed": judge.seed if judge.seed >= 0 else secrets.randbelow(2 ** 63)}
+        cache = self._warm_cache(judge, assignments, fixed["seed"], jobs) \
+            if self.warm_judge else None
+        if cache:
+            fixed["compile_cache"] = cache
+        self._judge_overrides = {"JudgeExercises": fixed}
+        self.update_config(Config(self._judge_overrides))
+
+    def _warm_cache(self, judge, assignments, seed, jobs) -> str | None:
+        """Judge the instructor's solutions on the run's cases, filling a fresh cache."""
+        sources = self._source_notebooks(assignments)
+        use_bwrap = judge._use_bwrap()
+        if not (sources and use_bwrap):   # unboxed children could overwrite a shared cache
+            print("autograde: no shared compilation cache (" + (
+                "no source notebooks" if not sources else "no sandbox to keep it read-only")
+                + ")", flush=True)
+            return None
+        cache = self._scratch.enter_context(tempfile.TemporaryDirectory(
+            prefix="inside-vmap-judge-cache-", ignore_cleanup_errors=True))
+        start = time.monotonic()
+        found = warm.warm(sources, seed, sandbox.CompileCache(cache), judge._limits(),
+                          use_bwrap, jobs)
+        print(f"autograde: judged the instructor's solutions on this run's hidden cases "
+              f"({time.monotonic() - start:.1f} s)", flush=True)
+        for w in found:
+            if w.error or w.failed:
+                self.log.error("warm-up: %s: %s", w.key, w.error or f"fails {w.failed}")
+                print(f"  WARNING {w.key}: " + (
+                    f"could not be judged: {w.error}" if w.error else
+                    f"the instructor's solution fails its hidden cases in {', '.join(w.failed)}"
+                    "; grades of these exercises may be wrong"), flush=True)
+        return cache
+
+    def _source_notebooks(self, assignments) -> dict[str, str]:
+        """``{"assignment/notebook": path}`` of every source notebook of ``assignments``."""
+        found = {}
+        for a in assignments:
+            folder = self.coursedir.format_path(self.coursedir.source_directory, ".", a)
+            for path in sorted(glob.glob(os.path.join(folder, "*.ipynb"))):
+                found[f"{a}/{os.path.splitext(os.path.basename(path))[0]}"] = path
+        return found
 
     # ---- helpers ---------------------------------------------------------------------------
     def _assignments(self) -> list[str] | None:
@@ -324,14 +395,16 @@ def failure_reason(result: dict) -> str:
 _WORKER = None
 
 
-def _worker_init(cwd: str, argv: list[str], log_path: str) -> None:
-    """One worker: this app, configured as the parent was (same folder, same options)."""
+def _worker_init(cwd: str, argv: list[str], log_path: str, overrides: dict) -> None:
+    """One worker: this app, configured as the parent was (same folder, same options, the same
+    hidden-case seed and compilation cache)."""
     global _WORKER
     import signal
     signal.signal(signal.SIGINT, signal.SIG_IGN)   # Ctrl-C is the parent's to handle
     os.chdir(cwd)
     app = AutogradeEach.instance()
     app.initialize(argv)
+    app.update_config(Config(overrides))
     # Kernels over ZeroMQ ipc pick their socket files by probing KernelManager.ip-1, -2, ...;
     # workers starting kernels at once would pick the same ones. Each worker gets its own prefix.
     km = app.config.get("KernelManager", {})

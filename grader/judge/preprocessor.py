@@ -12,7 +12,7 @@ import warnings
 
 from nbformat.v4 import new_output
 from nbgrader.preprocessors import NbGraderPreprocessor
-from traitlets import Bool, Enum, Float, Int
+from traitlets import Bool, Enum, Float, Int, Unicode
 
 from . import runner, sandbox
 
@@ -25,11 +25,24 @@ class JudgeExercises(NbGraderPreprocessor):
     sandbox = Enum(["auto", "bwrap", "none"], default_value="auto",
                    help="'bwrap' requires bubblewrap, 'none' disables isolation, 'auto' uses "
                         "bubblewrap when it works and warns loudly when not.").tag(config=True)
+    seed = Int(-1, help="Seed of the hidden cases: every notebook of the same assignment and "
+                        "name judged with one seed gets the same cases. -1: fresh cases for every "
+                        "notebook. Keep it secret; `make autograde` draws one per run."
+               ).tag(config=True)
+    compile_cache = Unicode("", help="A JAX compilation cache the judge children read but never "
+                                     "write, filled beforehand by `grader.judge.warm` from the "
+                                     "instructor's solutions on the same seed. Empty: none."
+                            ).tag(config=True)
 
     def preprocess(self, nb, resources):
         if not self.enabled:
             return nb, resources
-        verdicts = runner.judge(nb, self._limits(), self._use_bwrap())
+        rng = runner.cases_rng(self.seed, case_key(resources.get("nbgrader", {})))
+        use_bwrap = self._use_bwrap()
+        # Only a box can mount the cache read-only; unboxed, a student could overwrite entries.
+        cache = sandbox.CompileCache(self.compile_cache) if self.compile_cache and use_bwrap \
+            else None
+        verdicts = runner.judge(nb, self._limits(), use_bwrap, rng, cache)
         for cell in nb.cells:
             grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
             if grade_id in verdicts:
@@ -50,6 +63,11 @@ class JudgeExercises(NbGraderPreprocessor):
         if not ok:
             self.log.warning("bubblewrap unavailable: the judge runs student code WITHOUT isolation")
         return ok
+
+
+def case_key(names: dict) -> str:
+    """Which cases a notebook gets under a seed: one draw per assignment and notebook name."""
+    return f"{names.get('assignment', '')}/{names.get('notebook', '')}"
 
 
 def _outputs(res):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import json
+import zlib
 
 import numpy as np
 
@@ -108,7 +109,16 @@ def _verdict(exercise, cases, entry) -> Result:
     return exercise.verdict(cases, observed)
 
 
-def judge(nb, limits=sandbox.Limits(), use_bwrap=None, rng=None) -> dict[str, Result]:
+def cases_rng(seed: int | None, key: str) -> np.random.Generator:
+    """Where hidden cases come from: fresh entropy without a seed; with one, the same cases for
+    every notebook judged under ``key`` (a class shares its cases, and ``warm`` compiles them)."""
+    if seed is None or seed < 0:
+        return np.random.default_rng()
+    return np.random.default_rng([seed, zlib.crc32(key.encode())])
+
+
+def judge(nb, limits=sandbox.Limits(), use_bwrap=None, rng=None,
+          cache: sandbox.CompileCache | None = None) -> dict[str, Result]:
     """``{grade_id: Result}`` for every grade cell of ``nb`` that a lesson module judges."""
     known = exercises()
     graded = [_meta(c)["grade_id"] for c in nb["cells"] if _meta(c).get("grade")
@@ -124,7 +134,7 @@ def judge(nb, limits=sandbox.Limits(), use_bwrap=None, rng=None) -> dict[str, Re
 
     def attempt(gids, cells):
         jobs = {g: (known[g][0], cases[g]) for g in gids}
-        out = sandbox.run("grader.judge.child", _request(cells, jobs), limits, use_bwrap)
+        out = sandbox.run("grader.judge.child", _request(cells, jobs), limits, use_bwrap, cache)
         return out, (_parse(out) if out.failure is None else None)
 
     all_answers = [src for g in graded for src in answers.get(g, [])]

@@ -27,6 +27,27 @@ class Limits:
 
 
 @dataclass(frozen=True)
+class CompileCache:
+    """A JAX persistent compilation cache shared by the judge children of one grading run.
+
+    Only a trusted child (the instructor's solutions, see ``warm``) writes it; children running
+    student code get it read-only and are told never to write, so no submission can plant an
+    executable that another student's child would load. Keys are hashes of the compiled program,
+    so a hit can only return the executable that program compiles to."""
+    path: str
+    writable: bool = False
+
+    def bwrap_args(self) -> list[str]:
+        return ["--bind" if self.writable else "--ro-bind", self.path, self.path]
+
+    def env(self) -> dict:
+        # A reader never writes: its misses are too slow (over 1e9 s) to be worth keeping.
+        return {"JAX_COMPILATION_CACHE_DIR": self.path,
+                "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0" if self.writable else "1e9",
+                "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "-1"}
+
+
+@dataclass(frozen=True)
 class Outcome:
     """How a child ended: its stdout, and why it failed if it did (``None`` when it exited 0)."""
     stdout: str
@@ -76,17 +97,20 @@ def _limited(cmd: list[str], limits: Limits) -> list[str]:
             str(limits.memory_mb * 2 ** 20)] + cmd
 
 
-def command(module: str, use_bwrap: bool) -> list[str]:
-    return (bwrap_prefix() if use_bwrap else []) + [sys.executable, "-m", module]
+def command(module: str, use_bwrap: bool, cache: CompileCache | None = None) -> list[str]:
+    box = bwrap_prefix() + (cache.bwrap_args() if cache else []) if use_bwrap else []
+    return box + [sys.executable, "-m", module]
 
 
-def child_env() -> dict:
+def child_env(cache: CompileCache | None = None) -> dict:
     keep = {k: os.environ[k] for k in ("PATH", "LANG", "LC_ALL") if k in os.environ}
     return dict(keep, JAX_PLATFORMS="cpu", PYTHONPATH=GRADER_ROOT, HOME="/tmp",
-                PYTHONDONTWRITEBYTECODE="1", XLA_FLAGS="--xla_force_host_platform_device_count=1")
+                PYTHONDONTWRITEBYTECODE="1", XLA_FLAGS="--xla_force_host_platform_device_count=1",
+                **(cache.env() if cache else {}))
 
 
-def run(module: str, stdin: str, limits: Limits = Limits(), use_bwrap: bool | None = None) -> Outcome:
+def run(module: str, stdin: str, limits: Limits = Limits(), use_bwrap: bool | None = None,
+        cache: CompileCache | None = None) -> Outcome:
     """Run ``python -m module`` in the box with ``stdin``; never raises for the child's faults."""
     if use_bwrap is None:
         use_bwrap = available()
@@ -94,9 +118,9 @@ def run(module: str, stdin: str, limits: Limits = Limits(), use_bwrap: bool | No
         warnings.warn("bubblewrap is unavailable: judge children run WITHOUT filesystem or network "
                       "isolation (install Debian's bubblewrap)", SandboxUnavailable, stacklevel=2)
     try:
-        proc = subprocess.run(_limited(command(module, use_bwrap), limits), input=stdin,
+        proc = subprocess.run(_limited(command(module, use_bwrap, cache), limits), input=stdin,
                               capture_output=True, text=True, timeout=limits.wall_s,
-                              env=child_env(), start_new_session=True,
+                              env=child_env(cache), start_new_session=True,
                               cwd=None if use_bwrap else tempfile.gettempdir())
     except subprocess.TimeoutExpired:
         return Outcome("", f"timed out after {limits.wall_s:.0f} s")

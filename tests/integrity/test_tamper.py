@@ -85,6 +85,17 @@ _forge()
 """
 
 
+POISON_THE_CACHE = """\
+import os
+_cache = os.environ.get("JAX_COMPILATION_CACHE_DIR", "")
+for _name in (os.listdir(_cache) if _cache else []):
+    try:
+        open(os.path.join(_cache, _name), "wb").write(b"poison")
+    except OSError:
+        pass
+"""
+
+
 def read_disk(paths):
     """Reads what a student must not see at grading time and prints what it found."""
     targets = {"source": os.path.join(paths.exercises, FIRST, FIRST + ".ipynb"),
@@ -154,6 +165,7 @@ def corpus(course, released):
         "equal-to-anything": (build(released, EQUAL_TO_ANYTHING), 0),
         "forge-the-judge": (build(released, FORGE_THE_JUDGE), 0),
         "read-disk": (build(released, read_disk(course)), 0),
+        "poison-the-cache": (build(released, POISON_THE_CACHE, all_cells), points()),
         "spy-then-patch": (build(released, PATCH_SHOW, spy_cells), points("spy")),
     }
     for student, (nb, _) in students.items():

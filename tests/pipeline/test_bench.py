@@ -18,7 +18,8 @@ def test_bench_runs_on_one_student_and_ends_with_the_speedup(tmp_path):
     assert bench.LAST_LINE.match(lines[-1]), out
     assert report["speedup"] > 0
     for label in ("(a) bare nbclient execution", "(b) stock nbgrader autograde",
-                  "(c) make autograde, --jobs 2", "judge child", "kernel start"):
+                  "(c) make autograde, --jobs 2", "judge child", "kernel start",
+                  "same feedback (grade-cell outputs, byte for byte): yes"):
         assert label in out, out
     assert report["identical_to_serial"], out
     # every visible check of every graded exercise was timed

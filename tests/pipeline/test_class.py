@@ -180,12 +180,19 @@ def test_feedback_teaches_without_leaking_hidden_tests(course, term):
 
 
 # ---- gradebook safety ---------------------------------------------------------------------
+def test_the_judge_is_warmed_once_on_solutions_that_pass_their_hidden_cases(term):
+    warmed = [line for line in term["printed"].splitlines() if "instructor's solutions" in line]
+    assert len(warmed) == 1 and "judged" in warmed[0], term["printed"]
+    assert "WARNING" not in term["printed"]
+
+
 def test_rerunning_autograde_is_idempotent(course, term):
     before = scores(os.path.join(course.course, "gradebook.db"))
     status_before = GradingStatus().load(course.course)
     printed = C.autograde(course, TIMEOUT)
     progress = [line for line in printed.splitlines() if line.lstrip().startswith("[")]
     assert progress and all("unchanged" in p or "missing:" in p for p in progress), printed
+    assert "instructor's solutions" not in printed          # nothing to grade, nothing to warm
     assert scores(os.path.join(course.course, "gradebook.db")) == before
     after = GradingStatus().load(course.course)
     assert {k: (r.status, r.reason) for k, r in after.items()} == \
