@@ -3,13 +3,9 @@
 import json
 import os
 import re
-import secrets
-import signal
 import socket
 import subprocess
-import time
 import urllib.error
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -40,12 +36,6 @@ def fake_python(tmp_path, version):
     path.write_text(f"#!/bin/sh\necho {version}\n")
     path.chmod(0o755)
     return path
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 # ---- make help ------------------------------------------------------------------------------------------------------
@@ -103,11 +93,11 @@ def test_make_setup_with_an_old_python_stops_with_the_one_line(tmp_path):
 
 
 @pytest.mark.slow
-def test_make_venv_without_the_package_index_says_so_in_one_line(tmp_path):
+def test_make_venv_without_the_package_index_says_so_in_one_line(tmp_path, unused_port):
     requirements = tmp_path / "requirements.txt"
     requirements.write_text("six==1.17.0\n")  # not installed in a fresh venv, so pip must ask the index
     env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")}
-    env.update(PIP_CONFIG_FILE=os.devnull, PIP_INDEX_URL=f"http://127.0.0.1:{free_port()}/simple", PIP_RETRIES="1",
+    env.update(PIP_CONFIG_FILE=os.devnull, PIP_INDEX_URL=f"http://127.0.0.1:{unused_port}/simple", PIP_RETRIES="1",
                BUILD_DIR=str(tmp_path / "build"))
     out = run([ROOT / "tools/make-venv", "python3", tmp_path / "venv", requirements], env=env, timeout=300)
     assert out.returncode == 1
@@ -154,56 +144,27 @@ def test_ci_run_is_valid_bash():
 
 # ---- make lab --------------------------------------------------------------------------------------------------------
 
-def get(url):
-    with urllib.request.urlopen(url, timeout=10) as response:
-        return response.status, response.read()
-
-
 @pytest.mark.slow
-def test_make_lab_serves_the_course_on_loopback(tmp_path):
-    port, token = free_port(), secrets.token_hex(16)
-    base = f"http://127.0.0.1:{port}"
-    log = tmp_path / "lab.log"
-    with open(log, "w") as out:
-        server = subprocess.Popen(
-            MAKE + ["lab", f"PORT={port}", f"LAB_ARGS=--IdentityProvider.token={token} --ServerApp.port_retries=0"],
-            stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert server.poll() is None, f"make lab exited with {server.returncode}:\n{log.read_text()}"
-            assert time.monotonic() < deadline, f"JupyterLab did not answer within 60 s:\n{log.read_text()}"
-            try:
-                if get(f"{base}/api/status?token={token}")[0] == 200:
-                    break
-            except (urllib.error.URLError, ConnectionError, TimeoutError):
-                time.sleep(0.5)
+def test_make_lab_serves_the_course_on_loopback(serve):
+    lab = serve(lambda port, token: MAKE + [
+        "lab", f"PORT={port}", f"LAB_ARGS=--IdentityProvider.token={token} --ServerApp.port_retries=0"])
+    assert lab.get("/lab")[0] == 200
+    status, body = lab.get("/api/contents")
+    assert status == 200
+    names = {item["name"] for item in json.loads(body)["content"]}
+    assert "Makefile" in names
+    if (ROOT / "lessons").is_dir():
+        assert "lessons" in names
+    with pytest.raises(urllib.error.HTTPError) as denied:  # the token is required
+        lab.get("/api/contents", token=False)
+    assert denied.value.code == 403
+    text = lab.log.read_text()
+    assert "Open the URL printed below" in text
+    assert f"{lab.base}/lab/tree/lessons?token=" in text  # Jupyter masks a token it was given as "..."
 
-        status, _ = get(f"{base}/lab?token={token}")
-        assert status == 200
-        status, body = get(f"{base}/api/contents?token={token}")
-        assert status == 200
-        names = {item["name"] for item in json.loads(body)["content"]}
-        assert "Makefile" in names
-        if (ROOT / "lessons").is_dir():
-            assert "lessons" in names
-        with pytest.raises(urllib.error.HTTPError) as denied:  # the token is required
-            get(f"{base}/api/contents")
-        assert denied.value.code == 403
-        text = log.read_text()
-        assert "Open the URL printed below" in text
-        assert f"{base}/lab/tree/lessons?token=" in text  # Jupyter masks a token it was given as "..."
-    finally:
-        if server.poll() is None:
-            os.killpg(server.pid, signal.SIGTERM)
-            try:
-                server.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(server.pid, signal.SIGKILL)
-                server.wait(timeout=10)
-
+    lab.stop()                                 # by pid: make, jupyter and its kernels
     with socket.socket() as s:  # nothing listens any more...
-        assert s.connect_ex(("127.0.0.1", port)) != 0
+        assert s.connect_ex(("127.0.0.1", lab.port)) != 0
     with socket.socket() as s:  # ...and a new server could take the port
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        s.bind(("127.0.0.1", port))
+        s.bind(("127.0.0.1", lab.port))

@@ -7,11 +7,14 @@ real assignments (every student hands in every assignment):
 (b) stock: ``nbgrader autograde A`` for every assignment, nbgrader's defaults (no course plugins,
     no judge, no sandbox), serial as nbgrader is;
 (c) course: ``python -m grader.instructor autograde --force`` (``make autograde``) with the course's
-    configuration: the sandboxed kernel, the judge, the status file; ``--jobs`` workers.
+    configuration: the sandboxed kernel, the judge, the status file; ``--jobs`` workers; the
+    warm-up on the instructor's solutions included.
 
 Each is run ``--repeat`` times on the same submissions; the median wall time (start-up included)
 is reported per submission (one student's assignment). Then: whether (c) gives the same scores
-and the same grade-cell outputs as a serial run (``--jobs 1``), a breakdown of where (c)'s time
+and the same grade-cell outputs as a serial run (``--jobs 1``, same seed), (c) once more without
+the shared compilation cache (every simulated student hands in the instructor's solutions, the
+cache's best case; uncached is the bound for answers unlike them), a breakdown of where (c)'s time
 goes, and the latency of every exercise's visible check as a student calls it (first call, then the
 median of 5 more). The last line is ``speedup vs stock nbgrader: X.XX`` (b over c).
 """
@@ -132,9 +135,9 @@ def run_stock(paths: C.Paths, root: str) -> float:
     return total
 
 
-def run_course(paths: C.Paths, jobs: int, seed: int) -> float:
+def run_course(paths: C.Paths, jobs: int, seed: int, extra=()) -> float:
     took = _timed([sys.executable, "-m", "grader.instructor", "autograde", "--force",
-                   f"--jobs={jobs}", f"--JudgeExercises.seed={seed}"], paths.course)
+                   f"--jobs={jobs}", f"--JudgeExercises.seed={seed}", *extra], paths.course)
     full_marks(paths, "make autograde")
     return took
 
@@ -321,6 +324,12 @@ def bench(n: int, repeat: int, jobs: int, work: str, echo=print, verify: bool = 
         serial_s = run_course(paths, 1, seed)
         serial = results(paths)
         echo(f"  (c) serial, --jobs 1 (one run)      {serial_s / subs:6.2f} s")
+        # Every simulated student hands in the instructor's solutions: the cache's best case.
+        # Without it, every judge child compiles everything: the bound for unlike answers.
+        cold_s = run_course(paths, jobs, seed, ["--no-warm"])
+        report["per_submission"]["course_no_cache"] = cold_s / subs
+        echo(f"  (c) --no-warm, no shared cache (one run) {cold_s / subs:6.2f} s  (speedup "
+             f"{med['stock'] / (cold_s / subs):.2f}: the bound for answers unlike the solutions)")
         scores_same = ({k: v for k, v in parallel.items() if k[0] == "score"}
                        == {k: v for k, v in serial.items() if k[0] == "score"})
         p_n, s_n = parallel, serial           # same seed, same hidden cases: byte-identical

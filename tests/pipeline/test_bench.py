@@ -19,7 +19,8 @@ def test_bench_runs_on_one_student_and_ends_with_the_speedup(tmp_path):
     assert report["speedup"] > 0
     for label in ("(a) bare nbclient execution", "(b) stock nbgrader autograde",
                   "(c) make autograde, --jobs 2", "judge child", "kernel start",
-                  "same feedback (grade-cell outputs, byte for byte): yes"):
+                  "same feedback (grade-cell outputs, byte for byte): yes",
+                  "(c) --no-warm, no shared cache", "warm cache"):
         assert label in out, out
     assert report["identical_to_serial"], out
     # every visible check of every graded exercise was timed

@@ -5,15 +5,8 @@ exercises/), so the real course/ gets no gradebook from the test.
 """
 import json
 import os
-import secrets
 import shutil
-import signal
-import socket
-import subprocess
 import sys
-import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -21,17 +14,6 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not (ROOT / "exercises").is_dir(), reason="no exercises yet")]
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def get(url):
-    with urllib.request.urlopen(url, timeout=10) as resp:
-        return resp.status, resp.read().decode()
 
 
 @pytest.fixture
@@ -44,42 +26,23 @@ def layout(tmp_path):
     return tmp_path
 
 
-def test_formgrader_lists_the_course_assignments(layout, tmp_path_factory):
-    port, token = free_port(), secrets.token_hex(16)
-    base = f"http://127.0.0.1:{port}"
+def test_formgrader_lists_the_course_assignments(layout, serve):
     bindir = os.path.dirname(sys.executable)
     env = dict(os.environ, PATH=bindir + os.pathsep + os.environ.get("PATH", ""),
                JUPYTER_PREFER_ENV_PATH="1")
-    log = tmp_path_factory.mktemp("server") / "server.log"
-    cmd = [os.path.join(bindir, "jupyter"), "server", "--no-browser", "--ServerApp.ip=127.0.0.1",
-           f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
-           f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={layout}"]
-    if os.getuid() == 0:
-        cmd.append("--ServerApp.allow_root=True")
-    with open(log, "w") as out:
-        server = subprocess.Popen(cmd, cwd=layout, env=env, stdout=out, stderr=subprocess.STDOUT,
-                                  stdin=subprocess.DEVNULL, start_new_session=True)
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert server.poll() is None, log.read_text()
-            assert time.monotonic() < deadline, log.read_text()
-            try:
-                if get(f"{base}/api/status?token={token}")[0] == 200:
-                    break
-            except (urllib.error.URLError, ConnectionError, TimeoutError):
-                time.sleep(0.5)
-        status, page = get(f"{base}/formgrader?token={token}")
-        assert status == 200 and "formgrade" in page.lower()
-        status, body = get(f"{base}/formgrader/api/assignments?token={token}")
-        names = sorted(a["name"] for a in json.loads(body))
-        assert names == sorted(p.name for p in (layout / "exercises").iterdir()
-                               if any(p.glob("*.ipynb")))
-        assert (layout / "course" / "gradebook.db").exists()     # the course's own gradebook
-    finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(server.pid, signal.SIGKILL)
-            server.wait(timeout=10)
+
+    def command(port, token):
+        cmd = [os.path.join(bindir, "jupyter"), "server", "--no-browser",
+               "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
+               "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
+               f"--ServerApp.root_dir={layout}"]
+        return cmd + (["--ServerApp.allow_root=True"] if os.getuid() == 0 else [])
+
+    server = serve(command, cwd=layout, env=env)
+    status, page = server.get("/formgrader")
+    assert status == 200 and "formgrade" in page.decode().lower()
+    status, body = server.get("/formgrader/api/assignments")
+    names = sorted(a["name"] for a in json.loads(body))
+    assert names == sorted(p.name for p in (layout / "exercises").iterdir()
+                           if any(p.glob("*.ipynb")))
+    assert (layout / "course" / "gradebook.db").exists()     # the course's own gradebook
