@@ -199,13 +199,9 @@ VISIBLE_SPY = (
 def cases_spy(rng, hidden: bool) -> list[dict]:
     if not hidden:
         return [dict(c) for c in VISIBLE_SPY]
-    cases = []
-    while len(cases) < 10:
-        # Two cases of each kind are sure to hold an argument the spy's own vmap leaves alone.
-        case = _spy_case(rng, nested=len(cases) >= 6, unmapped=len(cases) in (0, 1, 6, 7))
-        if case not in VISIBLE_SPY and case not in cases:
-            cases.append(case)
-    return cases
+    # Two cases of each kind are sure to hold an argument the spy's own vmap leaves alone.
+    return fresh_cases(lambda i: _spy_case(rng, nested=i >= 6, unmapped=i in (0, 1, 6, 7)),
+                       VISIBLE_SPY, 10)
 
 
 def _zeros(shapes):
@@ -666,17 +662,13 @@ VISIBLE_TABLES = (
 def cases_which_table(rng, hidden: bool) -> list[dict]:
     if not hidden:
         return [dict(c) for c in VISIBLE_TABLES]
-    cases = []
-    while len(cases) < 14:
-        if len(cases) < 11:
-            case = _table_case(rng, LAYOUTS[len(cases) % len(LAYOUTS)])
-        else:
-            where = "fresh" if len(cases) == 13 else "registered"
-            case = {"layout": "installed", "tables": {},
-                    "query": (where, str(rng.choice(INSTALLED_POOL)))}
-        if case not in VISIBLE_TABLES:
-            cases.append(case)
-    return cases
+    return fresh_cases(lambda i: _table_case(rng, LAYOUTS[i % len(LAYOUTS)]) if i < 11 else
+                       _installed_case(rng, "fresh" if i == 13 else "registered"),
+                       VISIBLE_TABLES, 14)
+
+
+def _installed_case(rng, where: str) -> dict:
+    return {"layout": "installed", "tables": {}, "query": (where, str(rng.choice(INSTALLED_POOL)))}
 
 
 def expect_which_table(case):
@@ -733,12 +725,7 @@ def cases_table_sizes(rng, hidden: bool) -> list[dict]:
     """Stand-ins only: the installed JAX's counts move with imports, so they differ by process."""
     if not hidden:
         return [dict(c) for c in VISIBLE_TABLES if c["layout"] != "installed"][2:]
-    cases = []
-    while len(cases) < 8:
-        case = _table_case(rng, LAYOUTS[len(cases) % len(LAYOUTS)])
-        if case not in VISIBLE_TABLES:
-            cases.append(case)
-    return cases
+    return fresh_cases(lambda i: _table_case(rng, LAYOUTS[i % len(LAYOUTS)]), VISIBLE_TABLES, 8)
 
 
 def expect_table_sizes(case) -> dict:
