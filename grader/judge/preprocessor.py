@@ -4,11 +4,11 @@ Configure it in course/nbgrader_config.py between ``LimitOutput`` and ``SaveAuto
 in the trusted nbgrader process after the student's notebook has executed. For every grade cell
 that a lesson module judges, the cell's outputs are replaced by the judge's message, with an error
 output when the exercise failed, so ``SaveAutoGrades`` scores the verdict and the feedback shows
-what the judge found (never the hidden test code).
+what the judge found (never the hidden test code). With ``seed`` set, every notebook of one
+assignment and name gets the same hidden cases; with ``compile_cache``, its children read the
+run's warm compilation cache (``make autograde`` sets both, see ``grader.judge.warm``).
 """
 from __future__ import annotations
-
-import warnings
 
 from nbformat.v4 import new_output
 from nbgrader.preprocessors import NbGraderPreprocessor

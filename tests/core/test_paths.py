@@ -6,15 +6,8 @@ import pytest
 from grader import core
 
 
-def make_mystery():
-    p = core._jax.new_primitive("mystery")
-    p.def_impl(lambda v: v * 2.0)
-    p.def_abstract_eval(lambda v: core._jax.ShapedArray(v.shape, v.dtype))
-    return p
-
-
-def test_refusal_is_recorded_and_reraised():
-    p = make_mystery()
+def test_refusal_is_recorded_and_reraised(doubling_primitive):
+    p = doubling_primitive("mystery")
     with core.watch() as steps:
         with pytest.raises(NotImplementedError, match="mystery"):
             jax.vmap(p.bind)(jnp.ones((4, 3)))

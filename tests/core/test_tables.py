@@ -68,15 +68,8 @@ def test_stand_ins_key_by_object_and_skip_proxies():
     assert core.tables_holding(b, legacy) == ("axis_primitive_batchers",)
 
 
-def make_double():
-    p = core._jax.new_primitive("double_for_test")
-    p.def_impl(lambda v: v * 2.0)
-    p.def_abstract_eval(lambda v: core._jax.ShapedArray(v.shape, v.dtype))
-    return p
-
-
-def test_register_and_unregister_an_old_style_rule():
-    p = make_double()
+def test_register_and_unregister_an_old_style_rule(doubling_primitive):
+    p = doubling_primitive("double_for_test")
     with pytest.raises(NotImplementedError, match="double_for_test"):
         jax.vmap(p.bind)(jnp.ones((4, 3)))
     core.register_rule(p, lambda vals, dims: (p.bind(*vals), dims[0]))
