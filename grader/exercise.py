@@ -38,12 +38,21 @@ def from_plain(value):
     return value
 
 
-def _without_seeds(case: dict) -> str:
-    return repr({k: v for k, v in case.items() if k not in ("seed", "_seed")})
+def canonical(value):
+    """A hashable stand-in equal for equal plain data, whatever order its dicts were built in."""
+    if isinstance(value, dict):
+        return ("dict", tuple(sorted((str(k), canonical(v)) for k, v in value.items())))
+    if isinstance(value, (list, tuple)):
+        return (type(value).__name__, tuple(canonical(v) for v in value))
+    return (type(value).__name__, repr(value))
+
+
+def _without_seeds(case: dict):
+    return canonical({k: v for k, v in case.items() if k not in ("seed", "_seed")})
 
 
 def fresh_cases(draw: Callable[[int], dict | None], visible, count: int,
-                key: Callable[[dict], str] = _without_seeds) -> list[dict]:
+                key: Callable[[dict], object] = _without_seeds) -> list[dict]:
     """``count`` distinct cases from ``draw(i)``, none of them a visible case in new seeds.
 
     A hidden case that repeats a visible one grades nothing the student could not look up, so

@@ -86,7 +86,7 @@ def _primitive(name, reference, shape_rule):
     def impl(*xs, **params):
         xs = [np.asarray(x) for x in xs]
         shape_rule(*(x.shape for x in xs), **params)   # the same contract eagerly as when traced
-        return jnp.asarray(reference(*xs, **params))
+        return jax.device_put(reference(*xs, **params))
 
     def abstract_eval(*avals, **params):
         shape = shape_rule(*(tuple(a.shape) for a in avals), **params)
@@ -205,7 +205,8 @@ def cases_spy(rng, hidden: bool) -> list[dict]:
 
 
 def _zeros(shapes):
-    return [jnp.asarray(np.zeros(s, np.float32)) for s in shapes]
+    # device_put, not jnp.asarray: JAX 0.10's asarray compiles a copy for every new shape.
+    return [jax.device_put(np.zeros(s, np.float32)) for s in shapes]
 
 
 def expect_spy(case) -> list[tuple]:
@@ -340,7 +341,7 @@ def observe_rule(rule, case) -> dict:
     prim = getattr(make_primitives(), case["prim"] + "_p")
     install(prim, rule)
     try:
-        fn, args = _batched(prim, case), [jnp.asarray(a) for a in _data(case)]
+        fn, args = _batched(prim, case), [jax.device_put(a) for a in _data(case)]
         try:
             out = np.asarray(fn(*args), dtype=np.float32)
             eqns = core.summarize(jax.make_jaxpr(fn)(*args), recursive=True)

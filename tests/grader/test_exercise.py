@@ -38,3 +38,11 @@ def test_fresh_cases_redraws_visible_cases_and_repeats():
                   {"n": 3, "_seed": 8}])
     got = fresh_cases(lambda i: next(drawn), [{"n": 1, "_seed": 0}], 2)
     assert got == [{"n": 2, "_seed": 6}, {"n": 3, "_seed": 8}]
+
+
+def test_fresh_cases_knows_a_visible_case_built_in_another_key_order():
+    visible = [{"layout": "x", "tables": {"a": [1], "b": [2]}, "query": ("a", 0)}]
+    same = {"query": ("a", 0), "tables": {"b": [2], "a": [1]}, "layout": "x"}
+    other = {"query": ("a", 1), "tables": {"b": [2], "a": [1]}, "layout": "x"}
+    drawn = iter([same, other])
+    assert fresh_cases(lambda i: next(drawn), visible, 1) == [other]
