@@ -40,7 +40,7 @@ from nbgrader.utils import capture_log, temp_attrs
 from traitlets import Bool, Int, Unicode, default
 from traitlets.config import Config
 
-from ..judge import sandbox, warm
+from ..judge import runner, warm
 from ..judge.preprocessor import JudgeExercises
 from ..nbgrader_plugins import (FAILED, GRADED, GRADING, KERNEL_DIED, MISSING, TIMED_OUT,
                                 UNREADABLE, GradingStatus, autograded_complete,
@@ -269,7 +269,7 @@ class AutogradeEach(NbGrader):
     def _warm_cache(self, judge, assignments, seed, jobs) -> str | None:
         """Judge the instructor's solutions on the run's cases, filling a fresh cache."""
         sources = self._source_notebooks(assignments)
-        use_bwrap = judge._use_bwrap()
+        use_bwrap = judge.use_bwrap()
         if not (sources and use_bwrap):   # unboxed children could overwrite a shared cache
             print("autograde: no shared compilation cache (" + (
                 "no source notebooks" if not sources else "no sandbox to keep it read-only")
@@ -278,8 +278,7 @@ class AutogradeEach(NbGrader):
         cache = self._scratch.enter_context(tempfile.TemporaryDirectory(
             prefix="inside-vmap-judge-cache-", ignore_cleanup_errors=True))
         start = time.monotonic()
-        found = warm.warm(sources, seed, sandbox.CompileCache(cache), judge._limits(),
-                          use_bwrap, jobs)
+        found = warm.warm(sources, seed, cache, judge.limits(), use_bwrap, jobs)
         print(f"autograde: judged the instructor's solutions on this run's hidden cases "
               f"({time.monotonic() - start:.1f} s)", flush=True)
         for w in found:
@@ -292,12 +291,12 @@ class AutogradeEach(NbGrader):
         return cache
 
     def _source_notebooks(self, assignments) -> dict[str, str]:
-        """``{"assignment/notebook": path}`` of every source notebook of ``assignments``."""
+        """``{case key: path}`` of every source notebook of ``assignments``."""
         found = {}
         for a in assignments:
             folder = self.coursedir.format_path(self.coursedir.source_directory, ".", a)
             for path in sorted(glob.glob(os.path.join(folder, "*.ipynb"))):
-                found[f"{a}/{os.path.splitext(os.path.basename(path))[0]}"] = path
+                found[runner.case_key(a, os.path.splitext(os.path.basename(path))[0])] = path
         return found
 
     # ---- helpers ---------------------------------------------------------------------------

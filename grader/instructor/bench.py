@@ -200,8 +200,6 @@ KERNEL = textwrap.dedent("""\
 
 def breakdown(paths: C.Paths) -> list[tuple[str, float]]:
     """Seconds of the main steps of one submission in (c), each measured on its own."""
-    import nbformat
-    from ..judge import runner
     out = []
     t0 = time.monotonic()
     subprocess.run([sys.executable, "-c", "import nbgrader.apps"], env=_env(), check=True)
@@ -227,15 +225,16 @@ def _judge_times(paths: C.Paths, path: str) -> list[tuple[str, float]]:
     from ..judge import runner, sandbox, warm
     nb, name = nbformat.read(path, as_version=4), os.path.basename(path)
     assignment = os.path.basename(os.path.dirname(path))
-    key, seed, boxed = f"{assignment}/{name[:-len('.ipynb')]}", 1, sandbox.available()
+    key = runner.case_key(assignment, os.path.splitext(name)[0])
+    seed, boxed = 1, sandbox.available()
     t0 = time.monotonic()
     runner.judge(nb, use_bwrap=boxed, rng=runner.cases_rng(seed, key))
     cold = time.monotonic() - t0
     if not boxed:
         return [(f"judge child ({name})", cold)]
     with tempfile.TemporaryDirectory() as cache:
-        warm.warm({key: os.path.join(paths.exercises, assignment, name)}, seed,
-                  sandbox.CompileCache(cache), sandbox.Limits(), boxed)
+        warm.warm({key: os.path.join(paths.exercises, assignment, name)}, seed, cache,
+                  sandbox.Limits(), boxed)
         t0 = time.monotonic()
         runner.judge(nb, use_bwrap=boxed, rng=runner.cases_rng(seed, key),
                      cache=sandbox.CompileCache(cache))

@@ -37,12 +37,14 @@ class JudgeExercises(NbGraderPreprocessor):
     def preprocess(self, nb, resources):
         if not self.enabled:
             return nb, resources
-        rng = runner.cases_rng(self.seed, case_key(resources.get("nbgrader", {})))
-        use_bwrap = self._use_bwrap()
+        names = resources.get("nbgrader", {})
+        key = runner.case_key(names.get("assignment", ""), names.get("notebook", ""))
+        rng = runner.cases_rng(self.seed, key)
+        use_bwrap = self.use_bwrap()
         # Only a box can mount the cache read-only; unboxed, a student could overwrite entries.
         cache = sandbox.CompileCache(self.compile_cache) if self.compile_cache and use_bwrap \
             else None
-        verdicts = runner.judge(nb, self._limits(), use_bwrap, rng, cache)
+        verdicts = runner.judge(nb, self.limits(), use_bwrap, rng, cache)
         for cell in nb.cells:
             grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
             if grade_id in verdicts:
@@ -51,10 +53,10 @@ class JudgeExercises(NbGraderPreprocessor):
             g: r.to_dict() for g, r in verdicts.items()}
         return nb, resources
 
-    def _limits(self) -> sandbox.Limits:
+    def limits(self) -> sandbox.Limits:
         return sandbox.Limits(self.timeout, self.cpu_seconds, self.memory_mb)
 
-    def _use_bwrap(self) -> bool:
+    def use_bwrap(self) -> bool:
         if self.sandbox == "none":
             return False
         ok = sandbox.available()
@@ -63,11 +65,6 @@ class JudgeExercises(NbGraderPreprocessor):
         if not ok:
             self.log.warning("bubblewrap unavailable: the judge runs student code WITHOUT isolation")
         return ok
-
-
-def case_key(names: dict) -> str:
-    """Which cases a notebook gets under a seed: one draw per assignment and notebook name."""
-    return f"{names.get('assignment', '')}/{names.get('notebook', '')}"
 
 
 def _outputs(res):

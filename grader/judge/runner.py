@@ -109,6 +109,12 @@ def _verdict(exercise, cases, entry) -> Result:
     return exercise.verdict(cases, observed)
 
 
+def case_key(assignment: str, notebook: str) -> str:
+    """Which cases a notebook gets under a seed: one draw per assignment and notebook name
+    (``notebook`` without ``.ipynb``, as nbgrader names it). Grading and ``warm`` both key by it."""
+    return f"{assignment}/{notebook}"
+
+
 def cases_rng(seed: int | None, key: str) -> np.random.Generator:
     """Where hidden cases come from: fresh entropy without a seed; with one, the same cases for
     every notebook judged under ``key`` (a class shares its cases, and ``warm`` compiles them)."""

@@ -37,10 +37,11 @@ def warm_one(key: str, path: str, seed: int, cache: sandbox.CompileCache,
     return Warmed(key, tuple(g for g, r in verdicts.items() if not r.passed))
 
 
-def warm(notebooks: dict[str, str], seed: int, cache: sandbox.CompileCache,
-         limits: sandbox.Limits, use_bwrap: bool, jobs: int = 1) -> list[Warmed]:
-    """Judge every ``{key: source notebook path}`` on the cases ``seed`` gives, ``jobs`` at once."""
-    writer = sandbox.CompileCache(cache.path, writable=True)
+def warm(notebooks: dict[str, str], seed: int, cache_dir: str, limits: sandbox.Limits,
+         use_bwrap: bool, jobs: int = 1) -> list[Warmed]:
+    """Judge every ``{case key: source notebook path}`` on the cases ``seed`` gives, ``jobs`` at
+    once, writing what they compile into ``cache_dir``."""
+    writer = sandbox.CompileCache(cache_dir, writable=True)
     with cf.ThreadPoolExecutor(max(1, jobs)) as pool:   # each judge is a subprocess
         futures = [pool.submit(warm_one, k, p, seed, writer, limits, use_bwrap)
                    for k, p in notebooks.items()]

@@ -9,7 +9,7 @@ from grader.judge import runner, sandbox, warm
 from grader.judge.registry import exercises
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-SOURCES = {f"{d.name}/{d.name}": str(d / f"{d.name}.ipynb")
+SOURCES = {runner.case_key(d.name, d.name): str(d / f"{d.name}.ipynb")
            for d in sorted((ROOT / "exercises").iterdir()) if d.is_dir()}
 FIRST = next(iter(SOURCES))
 FAST = sandbox.Limits(wall_s=60, cpu_s=120, memory_mb=4096)
@@ -50,8 +50,7 @@ def test_a_seed_fixes_the_cases_per_notebook_and_no_seed_draws_fresh_ones():
 def warmed(tmp_path_factory):
     """A cache filled from lesson 1's solutions, and what the warm-up reported."""
     cache = str(tmp_path_factory.mktemp("cache"))
-    found = warm.warm({FIRST: SOURCES[FIRST]}, SEED, sandbox.CompileCache(cache), FAST,
-                      sandbox.available())
+    found = warm.warm({FIRST: SOURCES[FIRST]}, SEED, cache, FAST, sandbox.available())
     return cache, found
 
 
@@ -64,7 +63,7 @@ def test_warming_judges_the_solution_and_fills_the_cache(warmed):
 def test_an_unreadable_source_is_reported_not_raised(tmp_path):
     bad = tmp_path / "bad.ipynb"
     bad.write_text("{ not json")
-    [w] = warm.warm({"a/bad": str(bad)}, SEED, sandbox.CompileCache(str(tmp_path)), FAST, False)
+    [w] = warm.warm({"a/bad": str(bad)}, SEED, str(tmp_path), FAST, False)
     assert w.key == "a/bad" and w.error and not w.failed
 
 
