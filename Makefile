@@ -6,7 +6,8 @@ SHELL := bash
 .DEFAULT_GOAL := help
 MAKEFLAGS += --no-builtin-rules
 
-PYTHON ?= python3
+# The Python of every environment; empty: tools/find-python picks the newest 3.13 / 3.12 (PATH, then pyenv).
+PYTHON ?=
 PORT ?= 8888
 LAB_ARGS ?=
 LESSONS ?= $(wildcard lessons/*.md)
@@ -34,7 +35,7 @@ endef
 .PHONY: help setup setup-old lab test test-gpu lessons sync-check lock clean distclean
 
 help: ## list the targets and what each does (the default)
-	@echo "usage: make TARGET [PORT=8888] [PYTHON=python3]"
+	@echo "usage: make TARGET [PORT=8888] [PYTHON=python3.12]"
 	@grep -hE '^[A-Za-z0-9_.-]+:.*## ' $(MAKEFILE_LIST) \
 	    | sed -E 's/^([^:]+):.*## (.*)$$/\1\t\2/' \
 	    | awk -F'\t' '{ printf "  %-12s %s\n", $$1, $$2 }'
@@ -42,10 +43,10 @@ help: ## list the targets and what each does (the default)
 # ---- environments -------------------------------------------------------------------------------------------------
 # A stamp per venv: re-running with an unchanged lock costs nothing; tools/make-venv says in one line what went wrong.
 $(VENV)/.installed: requirements/lock.txt pyproject.toml
-	@tools/make-venv $(PYTHON) $(VENV) requirements/lock.txt
+	@tools/make-venv "$(PYTHON)" $(VENV) requirements/lock.txt
 
 $(OLD_VENV)/.installed: requirements/lock-jax0438.txt pyproject.toml
-	@tools/make-venv $(PYTHON) $(OLD_VENV) requirements/lock-jax0438.txt
+	@tools/make-venv "$(PYTHON)" $(OLD_VENV) requirements/lock-jax0438.txt
 
 # The main lock with CUDA JAX in place of the CPU jax/jaxlib pair (same JAX version).
 $(BUILD)/lock-gpu.txt: requirements/lock.txt
@@ -53,7 +54,7 @@ $(BUILD)/lock-gpu.txt: requirements/lock.txt
 	{ grep -vE '^(jax|jaxlib)==' $<; sed -n 's/^jax==\(.*\)/jax[cuda12]==\1/p' $<; } >$@
 
 $(GPU_VENV)/.installed: $(BUILD)/lock-gpu.txt pyproject.toml
-	@tools/make-venv $(PYTHON) $(GPU_VENV) $(BUILD)/lock-gpu.txt
+	@tools/make-venv "$(PYTHON)" $(GPU_VENV) $(BUILD)/lock-gpu.txt
 
 setup: $(VENV)/.installed ## create .venv (JAX 0.10.2, JupyterLab, nbgrader, kernel inside-vmap) from requirements/lock.txt
 
@@ -63,7 +64,7 @@ setup-old: $(OLD_VENV)/.installed ## create .venv-jax0438 (JAX 0.4.38) from requ
 # and all, when nothing changed).
 define freeze
 rm -rf $(BUILD)/lock-venv
-$(PYTHON) -m venv $(BUILD)/lock-venv
+py=$$(tools/find-python $(PYTHON)) || { echo "$$py"; exit 1; }; "$$py" -m venv $(BUILD)/lock-venv
 $(BUILD)/lock-venv/bin/python -m pip install --disable-pip-version-check --no-input --progress-bar off -r $(1)
 $(BUILD)/lock-venv/bin/python -m pip freeze --disable-pip-version-check >$(2).new
 if cmp -s $(2).new $(2); then rm $(2).new; echo "inside-vmap: $(2) unchanged"; else mv $(2).new $(2); fi
@@ -71,7 +72,7 @@ rm -rf $(BUILD)/lock-venv
 endef
 
 lock: ## regenerate requirements/lock*.txt from requirements/*.in in throw-away venvs (needs the package index)
-	@tools/check-python $(PYTHON)
+	@tools/find-python $(PYTHON) >/dev/null || { tools/find-python $(PYTHON); exit 1; }
 	$(call freeze,requirements/main.in,requirements/lock.txt)
 	$(call freeze,requirements/jax0438.in,requirements/lock-jax0438.txt)
 

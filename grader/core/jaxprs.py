@@ -1,8 +1,8 @@
 """Jaxprs as plain data: equations with primitive names, shapes and whitelisted parameters.
 
-Checks compare these structures, never printed text, so they hold on every release: ``pjit`` is
-called ``jit`` (its 0.7.0 name), parameters become plain ints and tuples, and sharding or other
-objects that print differently between releases are left out.
+Checks compare these structures, never printed text, so they hold on every release: primitives
+go by their newest names (``_jax.primitive_name``), parameters become plain ints and tuples, and
+sharding or other objects that print differently between releases are left out.
 """
 from __future__ import annotations
 
@@ -17,7 +17,6 @@ from . import _jax
 # Parameters that carry axis bookkeeping, the part of a batched jaxpr a lesson talks about.
 PARAMS = ("axes", "dimension_numbers", "permutation", "broadcast_dimensions", "shape",
           "new_sizes", "dimensions", "axis", "start_indices", "limit_indices", "strides")
-RENAMES = {"pjit": "jit"}
 
 
 @dataclass(frozen=True)
@@ -72,19 +71,13 @@ def _params(eqn) -> tuple[tuple[str, object], ...]:
     return tuple(out)
 
 
-def _open(jaxpr):
-    if isinstance(jaxpr, _jax.ClosedJaxpr):
-        return jaxpr.jaxpr
-    return jaxpr
-
-
 def sub_jaxprs(params) -> list:
     """Jaxprs inside an equation's parameters, however nested (cond branches are a tuple)."""
     found = []
 
     def visit(v):
-        if isinstance(v, (_jax.ClosedJaxpr, _jax.Jaxpr)):
-            found.append(_open(v))
+        if _jax.is_jaxpr(v):
+            found.append(_jax.open_jaxpr(v))
         elif isinstance(v, (tuple, list)):
             for item in v:
                 visit(item)
@@ -98,10 +91,10 @@ def sub_jaxprs(params) -> list:
 
 
 def summarize(jaxpr, recursive: bool = False, _depth: int = 0) -> tuple[Eqn, ...]:
-    """The equations of ``jaxpr`` (a Jaxpr or ClosedJaxpr); with ``recursive``, sub-jaxprs too."""
+    """The equations of ``jaxpr`` (whatever ``make_jaxpr`` returns); with ``recursive``, sub-jaxprs too."""
     eqns = []
-    for eqn in _open(jaxpr).eqns:
-        name = RENAMES.get(eqn.primitive.name, eqn.primitive.name)
+    for eqn in _jax.open_jaxpr(jaxpr).eqns:
+        name = _jax.primitive_name(eqn.primitive)
         eqns.append(Eqn(name, tuple(_shape(v) for v in eqn.invars),
                         tuple(_shape(v) for v in eqn.outvars), _params(eqn), _depth))
         if recursive:
@@ -121,7 +114,7 @@ def primitives(eqns) -> list[str]:
 
 def signature(jaxpr) -> dict:
     """Input and output shapes of a (closed) jaxpr, for comparing whole programs."""
-    j = _open(jaxpr)
+    j = _jax.open_jaxpr(jaxpr)
     return {"in": tuple(_shape(v) for v in j.invars), "out": tuple(_shape(v) for v in j.outvars)}
 
 

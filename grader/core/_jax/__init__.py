@@ -1,0 +1,105 @@
+"""The one place that imports ``jax._src``, and the one place that knows how releases differ.
+
+This module holds the adapters: every name JAX has moved, renamed or re-shaped since 0.4.36 is
+resolved here, so the rest of the course is written against one vocabulary, and the public
+``jax.extend`` names are preferred where they exist. ``history`` holds what was measured release
+by release and how to measure it on the installed JAX. Nothing outside this package spells a
+release.
+"""
+from __future__ import annotations
+
+import dataclasses
+import inspect
+from dataclasses import dataclass
+
+import jax
+import jax.extend.core as _xcore
+from jax._src import core as jcore
+from jax._src.interpreters import batching as B
+
+batching = B
+BatchTracer = B.BatchTracer
+BatchTrace = B.BatchTrace
+ShapedArray = jcore.ShapedArray
+mapped_aval = jcore.mapped_aval
+no_axis_name = jcore.no_axis_name
+
+# 0.11 merged ClosedJaxpr into Jaxpr (a Jaxpr carries its consts); 0.12 dropped
+# jax._src.core.ClosedJaxpr. jax.extend.core names both on every release (one class from 0.11).
+JAXPR_TYPES = tuple({_xcore.Jaxpr, _xcore.ClosedJaxpr})
+
+# Names of the module-level rule tables across releases, in lookup order.
+TABLE_NAMES = ("primitive_batchers", "fancy_primitive_batchers",
+               "axis_primitive_batchers", "spmd_axis_primitive_batchers")
+
+# Primitive names that changed: the structures the course compares use the newest name.
+RENAMES = {"pjit": "jit"}
+
+
+def release(text: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in text.split(".")[:3] if p.isdigit())
+
+
+JAX_VERSION = release(jax.__version__)
+
+
+# ---- adapters ------------------------------------------------------------------------------------
+
+def new_primitive(name: str):
+    return _xcore.Primitive(name)
+
+
+def is_batch_tracer(x) -> bool:
+    return isinstance(x, B.BatchTracer)
+
+
+def is_tracer(x) -> bool:
+    return isinstance(x, jcore.Tracer)
+
+
+def is_jaxpr(x) -> bool:
+    return isinstance(x, JAXPR_TYPES)
+
+
+def open_jaxpr(j):
+    """The object holding ``eqns``: a ClosedJaxpr's inner Jaxpr, or a (0.11+) Jaxpr itself."""
+    inner = getattr(j, "jaxpr", j)
+    return inner if hasattr(inner, "eqns") else j
+
+
+def primitive_name(prim) -> str:
+    """A primitive's name under its newest spelling (``pjit`` is ``jit`` from 0.7.0)."""
+    return RENAMES.get(prim.name, prim.name)
+
+
+def batch_info(trace, tracer):
+    """(value, batch_dim) of ``tracer`` as ``trace`` sees it; unmapped is ``None`` everywhere."""
+    val, dim = trace.to_batch_info(tracer)
+    return val, (None if dim is None else dim)
+
+
+def axis_data(size, name=no_axis_name):
+    """An ``AxisData`` for any release: it grew from 3 fields (0.4.36) to 4 (0.6+)."""
+    fields = dataclasses.fields(B.AxisData)
+    extra = [None] * (len(fields) - 2)
+    return B.AxisData(name, size, *extra)
+
+
+def matchaxis_signature() -> tuple[str, ...]:
+    return tuple(inspect.signature(B.matchaxis).parameters)
+
+
+def call_matchaxis(src, dst, x, size, sum_match=False, name=no_axis_name):
+    """JAX's own ``matchaxis`` under whichever of its three signatures is installed."""
+    params = matchaxis_signature()
+    if params[0] == "axis_data":
+        return B.matchaxis(axis_data(size, name), src, dst, x, sum_match)
+    if "mesh_axis" in params:
+        return B.matchaxis(name, size, None, src, dst, x, sum_match)
+    return B.matchaxis(name, size, src, dst, x, sum_match)
+
+
+def spec_match_error() -> type:
+    return B.SpecMatchError
+
+
