@@ -11,10 +11,15 @@ from __future__ import annotations
 
 import inspect
 import json
+import warnings
 from dataclasses import dataclass
 from typing import Callable
 
-from . import B, JAX_VERSION, release
+import jax
+import jax.numpy as jnp
+from jax import lax
+
+from . import B, JAX_VERSION, open_jaxpr, release  # noqa: F401  (release: for core.history)
 
 
 @dataclass(frozen=True)
@@ -45,13 +50,19 @@ MEASURED = ("0.4.36", "0.4.37", "0.4.38", "0.5.0", "0.5.1", "0.5.2", "0.5.3", "0
             "0.9.0.1", "0.9.1", "0.9.2", "0.10.0", "0.10.1", "0.10.2", "0.11.0", "0.11.1",
             "0.11.2", "0.12.0", "0.12.0.1")
 PREVIOUS = {b: a for a, b in zip(MEASURED, MEASURED[1:])}
+_FIRST, _PLAIN, _FANCY = MEASURED[0], "primitive_batchers", "fancy_primitive_batchers"
+_MOVED_AT_0_5_1 = ((_FIRST, _PLAIN), ("0.5.1", _FANCY))
+_MOVED_AT_0_8_0 = ((_FIRST, _PLAIN), ("0.8.0", _FANCY))
 
 HISTORY: dict[str, Fact] = {
     "layout": Fact("how the batching-rule tables are laid out",
                    (("0.4.36", "split"), ("0.8.2", "collapsed"))),
-    "dot_general_table": Fact("which table holds dot_general's rule",
-                              (("0.4.36", "primitive_batchers"),
-                               ("0.5.0", "fancy_primitive_batchers"))),
+    # Rules migrate from primitive_batchers to fancy_primitive_batchers release by release.
+    "dot_general_table": Fact("which table holds dot_general's rule", _MOVED_AT_0_5_1),
+    "broadcast_in_dim_table": Fact("which table holds broadcast_in_dim's rule", _MOVED_AT_0_5_1),
+    "reshape_table": Fact("which table holds reshape's rule", _MOVED_AT_0_5_1),
+    "add_any_table": Fact("which table holds add_any's rule", _MOVED_AT_0_8_0),
+    "conv_table": Fact("which table holds conv_general_dilated's rule", _MOVED_AT_0_8_0),
     "proxy_in": Fact("what `lax.sin_p in primitive_batchers` does",
                      (("0.4.36", "answers"), ("0.8.2", "KeyError"), ("0.9.0", "TypeError"))),
     "skippable_batchers": Fact("whether batching has a skippable_batchers dict",
@@ -63,7 +74,7 @@ HISTORY: dict[str, Fact] = {
     "matchaxis_signature": Fact(
         "matchaxis's parameters",
         (("0.4.36", "axis_name, sz, src, dst, x, sum_match"),
-         ("0.5.3", "axis_name, sz, mesh_axis, src, dst, x, sum_match"),
+         ("0.5.1", "axis_name, sz, mesh_axis, src, dst, x, sum_match"),
          ("0.10.0", "axis_data, src, dst, x, sum_match"))),
     "vectorized_batcher_axis_data": Fact("whether vectorized_batcher takes axis_data",
                                          (("0.4.36", False), ("0.8.2", True))),
@@ -74,17 +85,39 @@ HISTORY: dict[str, Fact] = {
     "literal_print": Fact("how a jaxpr prints the literal 2.0",
                           (("0.4.36", "2.0"), ("0.6.1", "2.0:f32[]"))),
     "process_call": Fact("whether BatchTrace has process_call",
-                         (("0.4.36", True), ("0.11.0", False))),
+                         (("0.4.36", True), ("0.11.1", False))),
     "scan_params": Fact("the parameters a scan equation counts its inputs with",
                         (("0.4.36", "num_consts, num_carry"), ("0.11.0", "ft_in, ft_out"))),
     "vmap_sum_match": Fact("what jax.vmap's sum_match parameter is",
-                           (("0.4.36", "absent"), ("0.10.0", "undocumented"),
-                            ("0.11.0", "documented"))),
+                           (("0.4.36", "absent"), ("0.9.0", "undocumented"),
+                            ("0.11.1", "documented"))),
     "vmap_out_axes_infer": Fact("whether jax.vmap accepts batching.infer in out_axes",
-                                (("0.4.36", False), ("0.11.0", True))),
+                                (("0.4.36", False), ("0.9.0", True))),
     "tracer_repr": Fact("how a BatchTracer prints itself",
                         (("0.4.36", "Traced<...>with<BatchTrace>"), ("0.7.0", "VmapTracer<...>"),
                          ("0.8.2", "VmapTracer(aval=..., batched=...)"))),
+    "unmapped_sin_route": Fact("whether vmap calls sin's rule for an unmapped input, or binds it above",
+                               (("0.4.36", "shortcut"), ("0.8.2", "rule"))),
+    "out_axes_move_processed": Fact(
+        "whether vmap's move of the result to out_axes=0 passes through process_primitive",
+        (("0.4.36", False), ("0.6.0", True))),
+    "origin_message": Fact("what a ConcretizationTypeError calls a vmap tracer",
+                           (("0.4.36", "BatchTracer"), ("0.12.0", "VmapTracer"))),
+    "public_batching_exports": Fact(
+        "which of BatchTracer, matchaxis, vectorized_batcher jax.interpreters.batching exports",
+        (("0.4.36", "BatchTracer, matchaxis, vectorized_batcher"), ("0.9.0", "none"))),
+    "defreducer_signature": Fact("defreducer's parameters",
+                                 (("0.4.36", "prim, ident"), ("0.9.1", "prim"))),
+    # One row: the same answer on every release measured, checked on each so that a change shows.
+    "jit_table": Fact("which table holds jit's (pjit's) rule", ((_FIRST, _FANCY),)),
+    "in_axes_1_transpose_eqn": Fact("whether vmap(sin, in_axes=1)'s jaxpr holds a transpose",
+                                    ((_FIRST, True),)),
+    "leak_message": Fact("what an UnexpectedTracerError calls a leaked vmap tracer",
+                         ((_FIRST, "BatchTracer"),)),
+    "out_axes_none_error": Fact(
+        "the error of out_axes=None on a batched output",
+        ((_FIRST, "ValueError: at vmap out_axes, got axis spec None but output was batched on axis 0"),)),
+    "reducer_np_add": Fact('whether reducer_batcher\'s source holds "np.add(axes, 1)"', ((_FIRST, True),)),
 }
 
 
@@ -95,33 +128,39 @@ def expected(fact: str, version: tuple[int, ...] = JAX_VERSION) -> object:
 
 # ---- the live measures: the same question asked of the installed JAX -----------------------------
 
-def _jnp():
-    import jax.numpy as jnp
-    return jnp
+def _raised(fn) -> Exception | None:
+    """The exception ``fn()`` raises (the kind or message is the answer), else ``None``."""
+    try:
+        fn()
+    except Exception as err:                  # any kind: telling them apart is the point
+        return err
+    return None
+
+
+def _tracer_word(err: Exception | None):
+    """Which class name an error message calls the tracer by."""
+    if err is None:
+        return "no error"
+    return next((w for w in ("VmapTracer", "BatchTracer") if w in str(err)), None)
 
 
 def _layout():
-    real = {n for n in ("primitive_batchers", "fancy_primitive_batchers")
-            if isinstance(getattr(B, n, None), dict)}
-    return "split" if "primitive_batchers" in real else "collapsed"
+    return "split" if isinstance(getattr(B, "primitive_batchers", None), dict) else "collapsed"
 
 
-def _dot_general_table():
-    from jax import lax
-    for name in ("primitive_batchers", "fancy_primitive_batchers"):
-        table = getattr(B, name, None)
-        if isinstance(table, dict) and any(k is lax.dot_general_p for k in table):
-            return name
+def _table_of(*names: str):
+    """The real table(s) holding a rule for the primitive called ``names[0]`` (or a later spelling)."""
+    for name in names:
+        held = [t for t in ("primitive_batchers", "fancy_primitive_batchers")
+                if isinstance(getattr(B, t, None), dict) and any(p.name == name for p in getattr(B, t))]
+        if held:
+            return "+".join(held)
     return None
 
 
 def _proxy_in():
-    from jax import lax
-    try:
-        lax.sin_p in B.primitive_batchers    # noqa: B015 (the question is whether it raises)
-    except Exception as err:                 # the kind of exception is the answer
-        return type(err).__name__
-    return "answers"
+    err = _raised(lambda: lax.sin_p in B.primitive_batchers)
+    return "answers" if err is None else type(err).__name__
 
 
 def _aval():
@@ -129,81 +168,130 @@ def _aval():
     return "property" if isinstance(static, property) else "stored in __init__"
 
 
-def _make_jaxpr_returns():
-    import jax
-    return type(jax.make_jaxpr(lambda x: x)(1.0)).__name__
-
-
-def _first_primitive(fn, *args):
-    import jax
-    from . import open_jaxpr
-    return open_jaxpr(jax.make_jaxpr(fn)(*args)).eqns[0]
-
-
-def _jit_primitive():
-    import jax
-    return _first_primitive(jax.jit(lambda x: x + 1.0), 1.0).primitive.name
+def _eqns(fn, *args):
+    return open_jaxpr(jax.make_jaxpr(fn)(*args)).eqns
 
 
 def _literal_print():
-    import jax
-    text = str(jax.make_jaxpr(lambda x: x * 2.0)(_jnp().ones(3)))
+    text = str(jax.make_jaxpr(lambda x: x * 2.0)(jnp.ones(3)))
     return "2.0:f32[]" if "2.0:f32[]" in text else "2.0"
 
 
 def _scan_params():
-    import jax
-    eqn = _first_primitive(lambda xs: jax.lax.scan(lambda c, x: (c + x, c), 0.0, xs),
-                           _jnp().ones(3))
+    eqn = _eqns(lambda xs: jax.lax.scan(lambda c, x: (c + x, c), 0.0, xs), jnp.ones(3))[0]
     return "num_consts, num_carry" if "num_consts" in eqn.params else "ft_in, ft_out"
 
 
 def _vmap_sum_match():
-    import jax
     if "sum_match" not in inspect.signature(jax.vmap).parameters:
         return "absent"
     return "documented" if "sum_match" in (jax.vmap.__doc__ or "") else "undocumented"
 
 
 def _vmap_out_axes_infer():
-    import jax
-    if not hasattr(B, "infer"):
-        return False
-    try:
-        jax.vmap(lambda x: x * 2.0, out_axes=B.infer)(_jnp().ones((2, 3)))
-    except Exception:                         # refused: not accepted
-        return False
-    return True
+    return hasattr(B, "infer") and _raised(
+        lambda: jax.vmap(lambda x: x * 2.0, out_axes=B.infer)(jnp.ones((2, 3)))) is None
 
 
 def _tracer_repr():
-    import jax
     seen = []
-    jax.vmap(lambda x: seen.append(repr(x)) or x)(_jnp().ones((2, 3)))
-    text = seen[0]
-    if text.startswith("VmapTracer("):
+    jax.vmap(lambda x: seen.append(repr(x)) or x)(jnp.ones((2, 3)))
+    if seen[0].startswith("VmapTracer("):
         return "VmapTracer(aval=..., batched=...)"
-    return "VmapTracer<...>" if text.startswith("VmapTracer") else "Traced<...>with<BatchTrace>"
+    return "VmapTracer<...>" if seen[0].startswith("VmapTracer") else "Traced<...>with<BatchTrace>"
+
+
+def _unmapped_sin_route():
+    """Wrap sin's rule in every table, vmap sin of an unmapped input, and see whether it ran."""
+    tables = [t for t in (getattr(B, n, None) for n in ("primitive_batchers", "fancy_primitive_batchers"))
+              if isinstance(t, dict) and lax.sin_p in t]
+    called, rules = [], [t[lax.sin_p] for t in tables]
+    for table, rule in zip(tables, rules):
+        table[lax.sin_p] = lambda *a, _rule=rule, **k: called.append(1) or _rule(*a, **k)
+    try:
+        jax.vmap(lambda x, y: lax.add(x, lax.sin(y)), in_axes=(0, None))(jnp.ones((4, 3)), jnp.ones(3))
+    finally:
+        for table, rule in zip(tables, rules):
+            table[lax.sin_p] = rule
+    return "rule" if called else "shortcut"
+
+
+def _sin_in_axes_1():
+    return jax.vmap(jax.lax.sin, in_axes=1), jnp.ones((3, 7, 5))
+
+
+def _move_processed():
+    """Whether a ``transpose`` reaches ``process_primitive`` while vmap(sin, in_axes=1) runs."""
+    seen, original = [], B.BatchTrace.process_primitive
+
+    def spy(self, p, *rest):
+        seen.append(p.name)
+        return original(self, p, *rest)
+
+    B.BatchTrace.process_primitive = spy
+    try:
+        fn, x = _sin_in_axes_1()
+        fn(x)
+    finally:
+        B.BatchTrace.process_primitive = original
+    return "transpose" in seen
+
+
+def _leak_message():
+    leaked = []
+    jax.vmap(lambda x: leaked.append(x) or x)(jnp.ones(2))
+    return _tracer_word(_raised(lambda: leaked[0] + 1.0))
+
+
+def _out_axes_none_error():
+    err = _raised(lambda: jax.vmap(lambda x: x, out_axes=None)(jnp.ones(3)))
+    return "no error" if err is None else f"{type(err).__name__}: {err}"
+
+
+def _public_exports():
+    import jax.interpreters.batching as public
+    with warnings.catch_warnings():           # deprecated names warn on access
+        warnings.simplefilter("ignore")
+        names = [n for n in ("BatchTracer", "matchaxis", "vectorized_batcher") if hasattr(public, n)]
+    return ", ".join(names) or "none"
+
+
+def _params(fn) -> str:
+    return ", ".join(inspect.signature(fn).parameters)
 
 
 MEASURES: dict[str, Callable[[], object]] = {
     "layout": _layout,
-    "dot_general_table": _dot_general_table,
+    "dot_general_table": lambda: _table_of("dot_general"),
+    "broadcast_in_dim_table": lambda: _table_of("broadcast_in_dim"),
+    "reshape_table": lambda: _table_of("reshape"),
+    "jit_table": lambda: _table_of("jit", "pjit"),
+    "add_any_table": lambda: _table_of("add_any"),
+    "conv_table": lambda: _table_of("conv_general_dilated"),
     "proxy_in": _proxy_in,
     "skippable_batchers": lambda: isinstance(getattr(B, "skippable_batchers", None), dict),
     "aval": _aval,
     "not_mapped": lambda: hasattr(B, "not_mapped"),
-    "matchaxis_signature": lambda: ", ".join(inspect.signature(B.matchaxis).parameters),
+    "matchaxis_signature": lambda: _params(B.matchaxis),
     "vectorized_batcher_axis_data":
         lambda: "axis_data" in inspect.signature(B.vectorized_batcher).parameters,
-    "make_jaxpr_returns": _make_jaxpr_returns,
-    "jit_primitive": _jit_primitive,
+    "make_jaxpr_returns": lambda: type(jax.make_jaxpr(lambda x: x)(1.0)).__name__,
+    "jit_primitive": lambda: _eqns(jax.jit(lambda x: x + 1.0), 1.0)[0].primitive.name,
     "literal_print": _literal_print,
     "process_call": lambda: hasattr(B.BatchTrace, "process_call"),
     "scan_params": _scan_params,
     "vmap_sum_match": _vmap_sum_match,
     "vmap_out_axes_infer": _vmap_out_axes_infer,
     "tracer_repr": _tracer_repr,
+    "unmapped_sin_route": _unmapped_sin_route,
+    "in_axes_1_transpose_eqn": lambda: "transpose" in [e.primitive.name for e in _eqns(*_sin_in_axes_1())],
+    "out_axes_move_processed": _move_processed,
+    "leak_message": _leak_message,
+    "origin_message": lambda: _tracer_word(_raised(lambda: jax.vmap(lambda x: float(x))(jnp.ones(2)))),
+    "out_axes_none_error": _out_axes_none_error,
+    "public_batching_exports": _public_exports,
+    "reducer_np_add": lambda: "np.add(axes, 1)" in inspect.getsource(B.reducer_batcher),
+    "defreducer_signature": lambda: _params(B.defreducer),
 }
 assert set(MEASURES) == set(HISTORY), "every fact needs a live measure"
 
@@ -213,9 +301,16 @@ def measure(fact: str) -> object:
     return MEASURES[fact]()
 
 
+def _answer(fact: str) -> object:
+    """``measure(fact)``, or the crash as text: one broken measure must not hide the others."""
+    try:
+        return measure(fact)
+    except Exception as err:                  # reported, not raised: the matrix lists it
+        return f"crashed: {type(err).__name__}: {err}"
+
+
 def _main() -> None:
-    import jax
-    print(json.dumps({"jax": jax.__version__, **{f: measure(f) for f in HISTORY}}))
+    print(json.dumps({"jax": jax.__version__, **{f: _answer(f) for f in HISTORY}}))
 
 
 if __name__ == "__main__":

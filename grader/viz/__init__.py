@@ -1,1 +1,0 @@
-"""Figures the lessons draw (matplotlib), one module per lesson."""
