@@ -1,41 +1,100 @@
-"""One graded exercise, split so the same logic grades in the kernel and in the judge.
+"""One graded exercise, declared once, next to its code; the same logic grades in the kernel and
+in the judge.
 
-An exercise is four small functions: ``cases`` draws plain-data cases, ``expect`` computes the
-right answer for a case (trusted code only), ``observe`` runs the student's objects on a case and
-returns plain data, ``compare`` turns (case, expected, observed) into a Finding or None. In the
-kernel `check` runs all four for instant feedback; the judge runs ``observe`` in a sandboxed child
-and the rest in the trusted nbgrader process, so a student's objects never reach a comparison.
+An `Exercise` is a grade id with its points and five small functions. ``observe`` comes from the
+lesson's ``kit`` and is the only one that ever touches the student's objects: it runs them on a
+case and returns plain data (`grader.wire`), raising when the student's code raises. ``cases``
+draws cases, ``expect`` computes the right answer, ``compare`` turns (case, expected, observed)
+into a `Finding` or None: these three are the answer key and run only in trusted code. In the
+kernel ``check`` runs all of them for instant feedback; the judge runs ``observe`` in a sandboxed
+child holding only the kit, and the rest in the trusted nbgrader process.
+
+A lesson package declares its exercises as module-level `Exercise` objects; `grader.lessons`
+finds them by scanning, so a new exercise is one declaration and nothing to register.
 """
 from __future__ import annotations
 
-import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
 
 from .feedback import Finding, Result, result
+from .wire import Failure, observe_safely
+
+CRASH_HINT = "Run your code on the example in the exercise and read the error."
 
 
 @dataclass(frozen=True)
-class Crash:
-    """The student's code raised while being observed: plain data, safe to send across processes."""
-    error: str
+class Delegation:
+    """What an answer must not reach for, because it is the thing the exercise asks to build.
 
-    def to_plain(self) -> dict:
-        return {"__crash__": self.error}
+    ``names`` are identifiers (of JAX's implementation, of the course's helpers) that an answer
+    may not mention, as a name, an attribute or a string; ``calls`` are JAX callables, as
+    ``"module:attribute"``, that the judge's child watches for a direct call from an answer.
+    ``dynamic`` allows ``getattr`` with a computed name (an exercise about reading modules)."""
+    names: tuple[str, ...] = ()
+    calls: tuple[str, ...] = ()
+    dynamic: bool = False
 
 
-def crash_from(err: BaseException) -> Crash:
-    last = traceback.format_exception_only(type(err), err)[-1].strip()
-    return Crash(last[:400])
+@dataclass(frozen=True)
+class Exercise:
+    grade_id: str                                   # the nbgrader grade cell it scores
+    points: float                                   # as the grade cell says (a test checks it)
+    needs: tuple[str, ...]                          # names the answer cells define, in order
+    observe: Callable[..., Any]                     # kit: the student's objects + a case -> data
+    cases: Callable[[np.random.Generator, bool], list]
+    expect: Callable[[Any], Any]
+    compare: Callable[[Any, Any, Any], Finding | None]
+    name: str = ""                                  # shown in feedback; default check_<grade_id>
+    failure_hint: Callable[[Any, Failure], str] | str = CRASH_HINT
+    accepts_failures: bool = False                  # compare judges failures (raising may be right)
+    delegation: Delegation = field(default_factory=Delegation)
 
+    def __post_init__(self):
+        if not self.name:
+            object.__setattr__(self, "name", f"check_{self.grade_id}")
 
-def from_plain(value):
-    """Undo ``Crash.to_plain`` after a round trip through JSON."""
-    if isinstance(value, dict) and set(value) == {"__crash__"}:
-        return Crash(value["__crash__"])
-    return value
+    def observe_safely(self, objs, case):
+        return observe_safely(self.observe, objs, case)
+
+    def verdict(self, cases, observed) -> Result:
+        """Compare observations with freshly computed expectations: trusted code only."""
+        findings = [f for f in (self._finding(c, got) for c, got in zip(cases, observed)) if f]
+        if len(observed) != len(cases):
+            findings.append(Finding("all cases", f"{len(cases)} results",
+                                    f"{len(observed)} results", "The judge lost some results."))
+        return result(self.name, len(cases), findings)
+
+    def _finding(self, case, got) -> Finding | None:
+        if isinstance(got, Failure) and not self.accepts_failures:
+            hint = self.failure_hint(case, got) if callable(self.failure_hint) else \
+                self.failure_hint
+            return Finding(describe(case), "your code runs without raising", got.error, hint)
+        expected = self.expect(case)
+        try:
+            return self.compare(case, expected, got)
+        except Exception as err:  # an observation of a shape no honest answer produces
+            return Finding(describe(case), f"a result shaped like {_shape_of(expected)}",
+                           f"{_shape_of(got)} ({type(err).__name__})",
+                           "Your answer returned something of the wrong kind; re-read what the "
+                           "exercise asks it to return.")
+
+    def check(self, *objs, hidden: bool = False, seed=None) -> Result:
+        """Instant feedback in the kernel: visible cases are fixed, hidden ones drawn now."""
+        rng = np.random.default_rng(seed if seed is not None else (None if hidden else 0))
+        cases = self.cases(rng, hidden)
+        return self.verdict(cases, [self.observe_safely(objs, c) for c in cases])
+
+    def checker(self) -> Callable[..., Result]:
+        """The notebook's check function: ``check_x(answer, hidden=False)``."""
+        def check(*answers, hidden: bool = False, seed=None) -> Result:
+            return self.check(*answers, hidden=hidden, seed=seed)
+        check.__name__ = check.__qualname__ = self.name
+        check.__doc__ = (f"Check your {', '.join(self.needs)} on the visible cases "
+                         "(hidden=True: on cases drawn now, as grading does).")
+        return check
 
 
 def canonical(value):
@@ -64,56 +123,6 @@ def fresh_cases(draw: Callable[[int], dict | None], visible, count: int,
             seen.add(key(case))
             out.append(case)
     return out
-
-
-@dataclass(frozen=True)
-class Exercise:
-    name: str                                       # shown in feedback, e.g. "check_spy"
-    needs: tuple[str, ...]                          # names the student's answer cells define
-    cases: Callable[[np.random.Generator, bool], list]
-    expect: Callable[[Any], Any]
-    observe: Callable[..., Any]
-    compare: Callable[[Any, Any, Any], Finding | None]
-    crash_hint: str = "Run your code on the example in the exercise and read the error."
-
-    def observe_safely(self, objs, case):
-        try:
-            return self.observe(*objs, case)
-        except Exception as err:  # a student's bug is an observation, not a grader crash
-            return crash_from(err)
-
-    def verdict(self, cases, observed) -> Result:
-        """Compare observations with freshly computed expectations: trusted code only."""
-        findings = []
-        for case, got in zip(cases, observed):
-            got = from_plain(got)
-            if isinstance(got, Crash):
-                findings.append(Finding(describe(case), "your code runs without raising",
-                                        got.error, self.crash_hint))
-                continue
-            finding = self._compare(case, got)
-            if finding is not None:
-                findings.append(finding)
-        if len(observed) != len(cases):
-            findings.append(Finding("all cases", f"{len(cases)} results",
-                                    f"{len(observed)} results", "The judge lost some results."))
-        return result(self.name, len(cases), findings)
-
-    def _compare(self, case, got) -> Finding | None:
-        expected = self.expect(case)
-        try:
-            return self.compare(case, expected, got)
-        except Exception as err:  # an observation of a shape no honest answer produces
-            return Finding(describe(case), f"a result shaped like {_shape_of(expected)}",
-                           f"{_shape_of(got)} ({type(err).__name__})",
-                           "Your answer returned something of the wrong kind; re-read what the "
-                           "exercise asks it to return.")
-
-    def check(self, *objs, hidden: bool = False, seed=None) -> Result:
-        """Instant feedback in the kernel: visible cases are fixed, hidden ones drawn now."""
-        rng = np.random.default_rng(seed if seed is not None else (None if hidden else 0))
-        cases = self.cases(rng, hidden)
-        return self.verdict(cases, [self.observe_safely(objs, c) for c in cases])
 
 
 def _shape_of(value) -> str:

@@ -1,14 +1,14 @@
 """Results of a check, shown as HTML in JupyterLab and as plain text everywhere else.
 
-A check returns a `Result`; in a notebook the test cell calls `.raise_if_failed()` (or the
-lesson module does it) so nbgrader sees a failed cell, while the student sees what was expected,
-what came back and the likely misconception. Everything put into HTML is escaped: tracer reprs
-contain ``<``.
+A check returns a frozen `Result` with three views (``_repr_html_``, the text ``summary``,
+``to_dict``). ``show`` displays it once; a failed *graded* check then raises, so nbgrader marks
+its test cell, while a self-check never raises, so "Run All" never stops at one. Everything put
+into HTML is escaped: tracer reprs contain ``<``.
 """
 from __future__ import annotations
 
 import html
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 
 
 # JupyterLab right-aligns table cells; expected and got must line up under each other.
@@ -17,14 +17,21 @@ _TD = 'style="text-align:left"'
 
 
 class CheckFailed(AssertionError):
-    """Raised by a failed visible check, so nbgrader marks the test cell as failed."""
+    """Raised by a failed graded check, so nbgrader marks the test cell as failed."""
+
+    def __init__(self, message: str, shown: bool = False):
+        super().__init__(message)
+        self.shown = shown
 
     def _render_traceback_(self):
-        # IPython shows this instead of a traceback into the grader's internals.
+        # IPython shows this instead of a traceback into the grader's internals; when the result
+        # was just displayed above, one line says so rather than repeating it.
+        if self.shown:
+            return [str(self).partition("\n")[0] + " (details above)"]
         return [str(self)]
 
 
-@dataclass
+@dataclass(frozen=True)
 class Finding:
     """One failed case: what was expected, what came back, and the likely misconception."""
     case: str
@@ -33,25 +40,37 @@ class Finding:
     hint: str = ""
 
 
-@dataclass
+@dataclass(frozen=True)
 class Result:
-    """The outcome of one exercise check over a number of generated cases."""
+    """The outcome of one check over a number of cases.
+
+    ``passed`` is derived, never stored: no finding, nothing left unanswered (``complete``) and
+    nothing sent to an instructor (``manual``, the reason an answer needs grading by hand).
+    """
     check: str
-    passed: bool
     cases: int = 0
-    findings: list[Finding] = field(default_factory=list)
+    findings: tuple[Finding, ...] = ()
     note: str = ""
+    graded: bool = True           # False for a self-check: feedback only, never raises
+    complete: bool = True         # False while a self-check is only partly answered
+    manual: str = ""
+
+    @property
+    def passed(self) -> bool:
+        return self.complete and not self.findings and not self.manual
 
     @property
     def failed(self) -> int:
         return len(self.findings)
 
     def summary(self) -> str:
+        if self.manual:
+            return f"NEEDS MANUAL GRADING {self.check}: {self.manual}"
         if self.passed:
             head = f"PASSED {self.check}: {self.cases} case(s) checked"
             return head + (f"\n  {self.note}" if self.note else "")
         counts = f": {self.failed} of {self.cases} case(s) wrong" if self.cases > 1 else ""
-        lines = [f"FAILED {self.check}{counts}"]
+        lines = [f"{'FAILED' if self.findings else 'NOT YET'} {self.check}{counts}"]
         for f in self.findings[:3]:
             lines += [f"  case: {f.case}", f"    expected: {f.expected}", f"    got:      {f.got}"]
             if f.hint:
@@ -70,11 +89,14 @@ class Result:
 
     def _repr_html_(self) -> str:
         esc = html.escape
-        colour, word = ("#1a7f37", "Passed") if self.passed else ("#cf222e", "Not yet")
+        colour, word = (("#1a7f37", "Passed") if self.passed else
+                        ("#9a6700", "Needs manual grading") if self.manual else ("#cf222e", "Not yet"))
         parts = [f'<div class="inside-vmap-result" style="border-left:4px solid {colour};'
                  f'padding:4px 10px;margin:4px 0">',
                  f'<b style="color:{colour}">{word}</b> &mdash; <code>{esc(self.check)}</code> '
-                 f'({self.cases} case(s){"" if self.passed else f", {self.failed} wrong"})']
+                 f'({self.cases} case(s){"" if not self.findings else f", {self.failed} wrong"})']
+        if self.manual:
+            parts.append(f"<div>{esc(self.manual)}</div>")
         for f in self.findings[:3]:
             rows = [("case", f"<code>{esc(f.case)}</code>"),
                     ("expected", f"<code>{esc(f.expected)}</code>"),
@@ -89,31 +111,30 @@ class Result:
         return "".join(parts) + "</div>"
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        return dict(asdict(self), passed=self.passed)
 
-    def raise_if_failed(self) -> "Result":
-        if not self.passed:
-            raise CheckFailed(self.summary())
+    def raise_if_failed(self, shown: bool = False) -> "Result":
+        """Raise `CheckFailed` when a graded check failed; a self-check never raises."""
+        if self.graded and not self.passed:
+            raise CheckFailed(self.summary(), shown)
         return self
 
 
-def result(check: str, cases: int, findings: list[Finding], note: str = "") -> Result:
-    return Result(check, not findings, cases, list(findings), note)
+def result(check: str, cases: int, findings, note: str = "", **kw) -> Result:
+    return Result(check, cases, tuple(findings), note, **kw)
 
 
-def crashed(check: str, err: BaseException, hint: str = "") -> Result:
-    """A student's code raised: report it as a finding, never as a grader traceback."""
-    got = f"{type(err).__name__}: {err}".strip()
-    return result(check, 1, [Finding("calling your code", "it runs without raising", got[:500],
-                                     hint or "Run your function on the example above and read "
-                                             "the error it raises.")])
+def selfcheck(check: str, cases: int, findings, note: str = "", complete: bool = True) -> Result:
+    """An ungraded result: shown, never raised."""
+    return Result(check, cases, tuple(findings), note, graded=False, complete=complete)
 
 
 def show(res: Result) -> None:
-    """Display ``res`` (HTML in Jupyter, text elsewhere), then raise if it failed.
+    """Display ``res`` once (HTML in Jupyter, text elsewhere); a failed graded check then raises.
 
     Returns nothing, so a test cell ending in ``show(...)`` does not display the result twice.
     """
+    shown = True
     try:
         from IPython import get_ipython
         from IPython.display import display
@@ -123,4 +144,4 @@ def show(res: Result) -> None:
             print(res.summary())
     except ImportError:
         print(res.summary())
-    res.raise_if_failed()
+    res.raise_if_failed(shown)

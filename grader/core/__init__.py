@@ -1,21 +1,35 @@
 """The introspection core: the course's one window into JAX's batching internals.
 
-Only ``grader.core._jax`` imports ``jax._src``; everything here works on jax 0.4.36 .. 0.10.x.
+Only ``grader.core._jax`` imports ``jax._src``, and only it knows how releases differ; everything
+else here is written once for every supported release. Names load lazily, module by module, so
+the judge's child, which holds only the modules a lesson's kit needs (``jaxprs``, ``_jax``), can
+import this package too.
 """
-from . import _jax
-from .axes import Outcome, matchaxis, outcome
-from .jaxprs import Eqn, diff, primitives, summarize, summarize_fn, signature
-from .paths import Step, trace_routes, watch
-from .tables import (Reading, layout, read_fresh, read_here, real_tables, register_rule,
-                     rule_for, tables_holding, unregister_rule)
-from .text import normalize
-from .tracers import ArgView, Level, observe, view
+from __future__ import annotations
 
-JAX_VERSION = _jax.JAX_VERSION
+import importlib
 
-__all__ = [
-    "ArgView", "Eqn", "JAX_VERSION", "Level", "Outcome", "Reading", "Step", "diff", "layout",
-    "matchaxis", "normalize", "observe", "outcome", "primitives", "read_fresh", "read_here",
-    "real_tables", "register_rule", "rule_for", "signature", "summarize", "summarize_fn",
-    "tables_holding", "trace_routes", "unregister_rule", "view", "watch",
-]
+# public name -> the module defining it
+_NAMES = {
+    "Outcome": "axes", "matchaxis": "axes", "outcome": "axes", "watch_matchaxis": "axes",
+    "Eqn": "jaxprs", "primitives": "jaxprs", "summarize": "jaxprs", "summarize_fn": "jaxprs",
+    "signature": "jaxprs", "widening_broadcasts": "jaxprs",
+    "Step": "paths", "trace_routes": "paths", "watch": "paths",
+    "Reading": "tables", "layout": "tables", "read_fresh": "tables", "read_here": "tables",
+    "real_tables": "tables", "register_rule": "tables", "rule_for": "tables",
+    "tables_holding": "tables", "unregister_rule": "tables",
+    "normalize": "text", "strip_ansi": "text",
+    "ArgView": "tracers", "Level": "tracers", "observe": "tracers", "view": "tracers",
+    "TABLE_NAMES": "_jax", "error_meaning": "_jax",
+}
+__all__ = sorted(_NAMES) + ["history"]
+
+
+def __getattr__(name):
+    if name == "history":
+        return importlib.import_module(f"{__name__}.history")
+    if name not in _NAMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{_NAMES[name]}"), name)
+    globals()[name] = value
+    return value

@@ -1,10 +1,11 @@
 """``matchaxis``: JAX's reconciliation of where the batch axis is with where it was asked for.
 
-The adapter hides the three signatures (0.4.36-0.5.2, 0.5.3-0.9.x, 0.10+) and reports outcomes as
+The adapter hides its signatures (history fact ``matchaxis_signature``) and reports outcomes as
 plain data, so a student's implementation can be compared with JAX's own case by case.
 """
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -48,6 +49,22 @@ def outcome(fn, *args, **kwargs) -> Outcome:
     return Outcome(tuple(int(d) for d in out.shape), np.ascontiguousarray(out).tobytes())
 
 
-def is_mismatch_error(name: str | None) -> bool:
-    """The exceptions JAX raises for a mapped output with an unmapped out_axes."""
-    return name in (_jax.spec_match_error().__name__, "ValueError")
+@contextlib.contextmanager
+def watch_matchaxis():
+    """Record every call of the installed JAX's ``matchaxis`` as ``(src, dst, sum_match)``.
+
+    vmap's own output handling and the batched custom-VJP backward pass both look ``matchaxis``
+    up in the batching module at call time, so replacing the module attribute sees them all.
+    """
+    module, calls = _jax.batching, []
+    original = module.matchaxis
+
+    def recording(*args, **kwargs):
+        calls.append(_jax.matchaxis_arguments(args, kwargs))
+        return original(*args, **kwargs)
+
+    module.matchaxis = recording
+    try:
+        yield calls
+    finally:
+        module.matchaxis = original

@@ -6,7 +6,6 @@ sharding or other objects that print differently between releases are left out.
 """
 from __future__ import annotations
 
-import difflib
 from dataclasses import asdict, dataclass
 
 import jax
@@ -39,6 +38,18 @@ class Eqn:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+    def to_plain(self) -> tuple:
+        """The equation as nested tuples (what crosses from the judge's child)."""
+        return (self.primitive, self.in_shapes, self.out_shapes, self.params, self.depth)
+
+    @classmethod
+    def from_plain(cls, data) -> "Eqn":
+        """Rebuild an equation from `to_plain`'s tuple; TypeError/ValueError on anything else."""
+        primitive, ins, outs, params, depth = data
+        shapes = lambda ss: tuple(tuple(int(d) for d in s) for s in ss)  # noqa: E731
+        return cls(str(primitive), shapes(ins), shapes(outs),
+                   tuple((str(k), v) for k, v in params), int(depth))
 
 
 def _fmt_shape(shape) -> str:
@@ -112,14 +123,14 @@ def primitives(eqns) -> list[str]:
     return [e.primitive for e in eqns]
 
 
+def widening_broadcasts(eqns) -> list[tuple]:
+    """``(in_shape, out_shape)`` of every broadcast_in_dim whose output has more elements."""
+    return [(e.in_shapes[0], e.out_shapes[0]) for e in eqns
+            if e.primitive == "broadcast_in_dim"
+            and int(np.prod(e.out_shapes[0])) > int(np.prod(e.in_shapes[0]))]
+
+
 def signature(jaxpr) -> dict:
     """Input and output shapes of a (closed) jaxpr, for comparing whole programs."""
     j = _jax.open_jaxpr(jaxpr)
     return {"in": tuple(_shape(v) for v in j.invars), "out": tuple(_shape(v) for v in j.outvars)}
-
-
-def diff(expected, got) -> str:
-    """A readable line diff of two summaries ('-' expected, '+' got); empty when equal."""
-    lines = difflib.unified_diff([str(e) for e in expected], [str(e) for e in got],
-                                 "expected", "got", lineterm="", n=1)
-    return "\n".join(lines)

@@ -1,11 +1,11 @@
 """The batching-rule tables: which layout this JAX has, what each holds, read safely.
 
-Three layouts exist (shared/jax-versions.md): *legacy* (<=0.4.35: ``primitive_batchers`` plus
-``axis_primitive_batchers``), *split* (0.4.36-0.8.1: ``primitive_batchers`` plus
-``fancy_primitive_batchers``, whose rules take ``axis_data`` first) and *collapsed* (0.8.2+: every
-rule in ``fancy_primitive_batchers``; ``primitive_batchers`` is a write-only compatibility proxy on
-which ``in`` and ``len`` raise). Tables are keyed by Primitive *object*: two primitives may share a
-name (``pbroadcast`` in 0.4.x).
+Two layouts exist in the supported releases (history fact ``layout``): *split*
+(``primitive_batchers`` plus ``fancy_primitive_batchers``, whose rules take ``axis_data`` first)
+and *collapsed* (every rule in ``fancy_primitive_batchers``; ``primitive_batchers`` is a
+compatibility proxy on which ``in`` and ``len`` raise). Older releases had a *legacy* layout
+(``primitive_batchers`` plus ``axis_primitive_batchers``). Tables are keyed by Primitive *object*:
+two primitives may share a name (``pbroadcast`` did).
 
 ``python -m grader.core.tables [--no-warmup] [--import MODULE ...]`` prints a reading as JSON; a
 fresh process is the only honest place to read counts, because rules register as modules import.
@@ -22,7 +22,6 @@ from dataclasses import asdict, dataclass, field
 
 from . import _jax
 
-LAYOUTS = ("legacy", "split", "collapsed")
 _REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
@@ -62,19 +61,8 @@ def rule_for(prim, module=None):
     return None, None
 
 
-def register_rule(prim, rule) -> None:
-    """Install an old-style rule ``rule(vals, dims, **params) -> (out, out_dim)`` on any release.
-
-    Assigning to ``primitive_batchers`` works everywhere: a dict up to 0.8.1, a proxy that wraps
-    the rule into the fancy table from 0.8.2 on.
-    """
-    _jax.batching.primitive_batchers[prim] = rule
-
-
-def unregister_rule(prim) -> None:
-    for table in real_tables().values():
-        for key in [k for k in table if k is prim]:
-            del table[key]
+register_rule = _jax.register_rule
+unregister_rule = _jax.unregister_rule
 
 
 @dataclass(frozen=True)

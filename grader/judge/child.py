@@ -1,88 +1,134 @@
-"""Runs in the sandbox: execute setup and answer cells, observe the student's objects, print JSON.
+"""Runs in the sandbox, beside the student's code: execute the set-up and answer cells, observe the
+student's objects on the cases it is given, and write what it saw as plain data.
 
-Reads one request from stdin and writes one line of JSON to stdout, behind a marker so whatever
-the student prints cannot be mistaken for the answer. Only plain data leaves this process.
+It holds only the lessons' kits (`grader.judge.kit_tree`): no expected value, reference, case
+generator or comparison is importable here, so nothing the student's code does here can look an
+answer up; at most it can forge observations, which the trusted process then compares with
+answers it computes itself. It also watches for JAX's own implementation of what an exercise
+asks being called straight from an answer cell, and reports it (the trusted process decides).
 """
 from __future__ import annotations
 
-import base64
 import contextlib
+import functools
 import importlib
-import io
 import json
+import os
 import sys
 
+from .. import wire
+
 MARKER = "@@inside-vmap-judge@@"
-
-
-def plain(value):
-    """Turn an observation into JSON-safe plain data; anything else is refused."""
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    if isinstance(value, bytes):
-        return {"__bytes__": base64.b64encode(value).decode()}
-    if isinstance(value, (list, tuple)):
-        return {"__tuple__": [plain(v) for v in value]} if isinstance(value, tuple) else \
-            [plain(v) for v in value]
-    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
-        return {"__dict__": {k: plain(v) for k, v in value.items()}}
-    raise TypeError(f"observation is not plain data: {type(value).__name__}")
-
-
-def unplain(value):
-    """The inverse of `plain`, run in the trusted process on what came back."""
-    if isinstance(value, list):
-        return [unplain(v) for v in value]
-    if isinstance(value, dict):
-        if "__bytes__" in value:
-            return base64.b64decode(value["__bytes__"])
-        if "__tuple__" in value:
-            return tuple(unplain(v) for v in value["__tuple__"])
-        if "__dict__" in value:
-            return {k: unplain(v) for k, v in value["__dict__"].items()}
-    return value
+ANSWER_FILE = "<answer cell {}>"
 
 
 def run_cells(cells, namespace) -> list[str]:
     """Execute code cells in order; a failing cell is reported, later cells still run."""
     errors = []
-    for code in cells:
+    for cell in cells:
+        filename = (ANSWER_FILE if cell["kind"] == "answer" else "<set-up cell {}>").format(
+            cell["name"])
         try:
-            with contextlib.redirect_stdout(io.StringIO()):
-                exec(compile(code, "<answer cell>", "exec"), namespace)
+            exec(compile(cell["source"], filename, "exec"), namespace)
         except Exception as err:  # the student's cell failing is data for the verdict
             errors.append(f"{type(err).__name__}: {err}"[:300])
     return errors
 
 
+def _resolve(path: str):
+    """An observer named ``module:qualname``, from a lesson's kit and nowhere else."""
+    module, _, name = path.partition(":")
+    if not (module.startswith("grader.lessons.") and ".kit" in module):
+        raise ValueError(f"not a kit observer: {path}")
+    obj = importlib.import_module(module)
+    for part in name.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def _target(spec: str):
+    module, _, attr = spec.partition(":")
+    return importlib.import_module(module), attr
+
+
+class Tripwires:
+    """JAX callables an answer must not hand its work to: each is replaced, before any cell
+    runs, by a wrapper that notes a call made straight from an answer cell."""
+
+    def __init__(self, specs):
+        self.originals, self.hits = {}, set()
+        for spec in sorted(set(specs)):
+            try:
+                module, attr = _target(spec)
+                original = getattr(module, attr)
+            except (ImportError, AttributeError):
+                continue                       # not in this release: nothing to watch
+            self.originals[spec] = original
+            setattr(module, attr, self._wrap(spec, original))
+
+    def _wrap(self, spec, original):
+        @functools.wraps(original)
+        def watched(*args, **kwargs):
+            caller = sys._getframe(1).f_code.co_filename
+            if caller.startswith(ANSWER_FILE.partition("{")[0]):
+                self.hits.add(spec)
+            return original(*args, **kwargs)
+        watched._inside_vmap_original = original
+        return watched
+
+    def is_one(self, obj, specs) -> list[str]:
+        """The specs ``obj`` is (or wraps, through partials and bound methods)."""
+        seen = []
+        for _ in range(8):
+            for spec in specs:
+                original = self.originals.get(spec)
+                if original is not None and (obj is original or
+                                             getattr(obj, "_inside_vmap_original", None) is original):
+                    seen.append(spec)
+            obj = getattr(obj, "func", None) or getattr(obj, "__func__", None)
+            if obj is None:
+                break
+        return seen
+
+    @contextlib.contextmanager
+    def watching(self):
+        self.hits.clear()
+        yield self.hits
+
+
 def observe(request) -> dict:
     """Observe every requested exercise on its cases; returns plain data per grade id."""
+    exercises = request["exercises"]
+    wires = Tripwires(spec for job in exercises.values() for spec in job["calls"])
     namespace = {"__name__": "__main__"}
     cell_errors = run_cells(request["cells"], namespace)
     results = {}
-    for grade_id, job in request["exercises"].items():
-        module = importlib.import_module(job["module"])
-        exercise = module.EXERCISES[grade_id]
-        missing = [n for n in exercise.needs if n not in namespace]
+    for grade_id, job in exercises.items():
+        missing = [n for n in job["needs"] if n not in namespace]
         if missing:
             results[grade_id] = {"missing": missing}
             continue
-        objs = [namespace[n] for n in exercise.needs]
-        observed = []
-        for case in job["cases"]:
-            got = exercise.observe_safely(objs, unplain(case))
-            observed.append(got.to_plain() if hasattr(got, "to_plain") else got)
-        results[grade_id] = {"observed": [plain(o) for o in observed]}
+        objs = [namespace[n] for n in job["needs"]]
+        tripped = {spec for o in objs for spec in wires.is_one(o, job["calls"])}
+        observe_fn = _resolve(job["observe"])
+        with wires.watching() as hits:
+            observed = [wire.observe_safely(observe_fn, objs, wire.unplain(case))
+                        for case in job["cases"]]
+            tripped |= hits & set(job["calls"])
+        results[grade_id] = {"observed": observed, "tripped": sorted(tripped)}
     return {"cell_errors": cell_errors, "results": results}
 
 
 def main() -> None:
     request = json.loads(sys.stdin.read())
-    real_stdout = sys.stdout
-    sys.stdout = io.StringIO()      # nothing the student prints reaches the parent
+    # The answer goes to its own pipe (sandbox's answer fd), apart from anything student code
+    # prints, which goes nowhere: the judge grades behaviour, not output.
+    fd = os.environ.get("INSIDE_VMAP_ANSWER_FD")
+    answer_out = os.fdopen(int(fd), "w") if fd else sys.stdout
+    sys.stdout = open(os.devnull, "w")
     answer = observe(request)
-    real_stdout.write(MARKER + json.dumps(answer) + "\n")
-    real_stdout.flush()
+    answer_out.write(MARKER + wire.dumps(answer) + "\n")
+    answer_out.flush()
 
 
 if __name__ == "__main__":

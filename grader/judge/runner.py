@@ -1,42 +1,107 @@
 """Judge one notebook: draw cases now, observe in a sandboxed child, decide here.
 
-The trusted side never calls the student's objects or compares anything they produced: it only
-reads plain data back. A child that dies is retried once per exercise with only that exercise's
-answer cells, so one killing answer costs only its own exercise.
+Which cells count comes from a trusted `Template` (the gradebook's record of the released
+notebook, or the instructor's own notebook): set-up cells run as released, answers are the
+student's cells with a released answer id, graded exercises are the released grade cells. The
+trusted side reads every answer for delegation before anything runs, never calls the student's
+objects, and compares only plain data that came back. A child that dies is retried once per
+exercise with only that exercise's answer cells, so one killing answer costs only its exercise.
 """
 from __future__ import annotations
 
 import ast
 import json
 import zlib
+from dataclasses import dataclass
 
 import numpy as np
 
+from .. import lessons, wire
 from ..feedback import Finding, Result, result
-from . import child, sandbox
-from .registry import exercises
+from . import child, delegation, sandbox
+
+
+@dataclass(frozen=True)
+class Template:
+    """What the released notebook holds, by cell id: set-up sources, answer ids, grade ids."""
+    setup: dict[str, str]
+    answers: frozenset[str]
+    graded: tuple[str, ...]
+    points: dict[str, float]
+
+    @classmethod
+    def of_notebook(cls, nb) -> "Template":
+        """A notebook the instructor wrote (warm-up, tests): its own metadata is the truth."""
+        setup, answers, graded, points = {}, set(), [], {}
+        for cell in nb["cells"]:
+            m = _meta(cell)
+            if "grade_id" not in m:
+                continue
+            if m.get("grade"):
+                graded.append(m["grade_id"])
+                points[m["grade_id"]] = float(m.get("points", 0))
+            elif m.get("solution") and cell["cell_type"] == "code":
+                answers.add(m["grade_id"])
+            elif m.get("locked") and cell["cell_type"] == "code":
+                setup[m["grade_id"]] = cell["source"]
+        return cls(setup, frozenset(answers), tuple(graded), points)
+
+    @classmethod
+    def of_gradebook(cls, gradebook, notebook: str, assignment: str) -> "Template":
+        """The gradebook's record of a released notebook, whatever the submission's metadata says."""
+        nb = gradebook.find_notebook(notebook, assignment)
+        points = {c.name: float(c.max_score) for c in nb.grade_cells}
+        graded = set(points)
+        answers = {c.name for c in nb.solution_cells} - graded
+        setup = {c.name: c.source for c in nb.source_cells if c.cell_type == "code" and c.locked
+                 and c.name not in graded and c.name not in answers}
+        return cls(setup, frozenset(answers), tuple(sorted(graded)), points)
 
 
 def _meta(cell) -> dict:
     return cell.get("metadata", {}).get("nbgrader", {})
 
 
-def _is_setup(cell) -> bool:
-    m = _meta(cell)
-    return cell["cell_type"] == "code" and m.get("locked") and not m.get("grade") \
-        and not m.get("solution")
+@dataclass(frozen=True)
+class Plan:
+    """The code cells the child runs, in notebook order, and which answers each exercise owns."""
+    cells: tuple[dict, ...]                  # {"name", "kind": "setup"|"answer", "source"}
+    owned: dict[str, tuple[str, ...]]        # grade id -> names of its answer cells
+
+    def cells_for(self, names) -> list[dict]:
+        wanted = set(names)
+        return [c for c in self.cells if c["kind"] == "setup" or c["name"] in wanted]
 
 
-def _answers_by_exercise(nb, graded) -> dict[str, list[str]]:
-    """Answer cells since the previous grade cell belong to the next grade cell."""
-    owned, pending = {}, []
+def plan(nb, template: Template, graded) -> Plan:
+    """Set-up cells as released (prepended when the student deleted them), the student's answer
+    cells where they stand; an answer belongs to the next grade cell after it, and also to any
+    exercise whose needed names it defines."""
+    cells, seen, owned, pending = [], set(), {}, []
     for cell in nb["cells"]:
-        m = _meta(cell)
-        if cell["cell_type"] == "code" and m.get("solution"):
-            pending.append(cell["source"])
-        elif m.get("grade") and m.get("grade_id") in graded:
-            owned[m["grade_id"]], pending = pending, []
-    return owned
+        name = _meta(cell).get("grade_id")
+        if name in seen:
+            continue                          # a duplicated id counts once
+        if name in template.setup:
+            cells.append({"name": name, "kind": "setup", "source": template.setup[name]})
+        elif name in template.answers and cell["cell_type"] == "code":
+            cells.append({"name": name, "kind": "answer", "source": cell["source"]})
+            pending.append(name)
+        elif name in graded:
+            owned[name], pending = tuple(pending), []
+        else:
+            continue
+        seen.add(name)
+    missing = [{"name": n, "kind": "setup", "source": s} for n, s in template.setup.items()
+               if n not in seen]
+    cells = missing + cells
+    known = lessons.exercises()
+    for gid in graded:
+        needs = set(known[gid].needs)
+        extra = tuple(c["name"] for c in cells if c["kind"] == "answer"
+                      and _defines(c["source"]) & needs and c["name"] not in owned.get(gid, ()))
+        owned[gid] = owned.get(gid, ()) + extra
+    return Plan(tuple(cells), owned)
 
 
 def _defines(source: str) -> set[str]:
@@ -55,27 +120,27 @@ def _defines(source: str) -> set[str]:
     return names
 
 
-def _own_answers(nb, gid, owned, needs) -> list[str]:
-    """The answer cells since the previous grade cell, plus any answer cell defining a needed name."""
-    defining = [c["source"] for c in nb["cells"] if _meta(c).get("solution")
-                and c["cell_type"] == "code" and _defines(c["source"]) & set(needs)]
-    return owned.get(gid, []) + [s for s in defining if s not in owned.get(gid, [])]
+def _observer_path(fn) -> str:
+    return f"{fn.__module__}:{fn.__qualname__}"
 
 
 def _request(cells, jobs) -> str:
-    return json.dumps({"cells": cells, "exercises": {
-        gid: {"module": mod, "cases": [child.plain(c) for c in cases]}
-        for gid, (mod, cases) in jobs.items()}})
+    known = lessons.exercises()
+    return json.dumps({"cells": list(cells), "exercises": {
+        gid: {"observe": _observer_path(known[gid].observe), "needs": list(known[gid].needs),
+              "calls": list(known[gid].delegation.calls),
+              "cases": [wire.plain(c) for c in cases]}
+        for gid, cases in jobs.items()}})
 
 
 def _parse(outcome) -> dict | None:
-    """The child's answer line. Student code can print a look-alike; it can only forge
-    observations, which are then compared with expectations computed here."""
-    for line in reversed(outcome.stdout.splitlines()):
+    """The child's answer line. Student code can forge one; it can only forge observations,
+    which are then compared with expectations computed here."""
+    for line in reversed(outcome.answer.splitlines()):
         if line.startswith(child.MARKER):
             try:
-                return json.loads(line[len(child.MARKER):])
-            except ValueError:
+                return wire.loads(line[len(child.MARKER):])
+            except (ValueError, TypeError, RecursionError):
                 return {}
     return None
 
@@ -88,25 +153,30 @@ def _failed(name: str, reason: str) -> Result:
 
 
 def _entry(parsed, gid) -> dict:
-    """This exercise's part of the child's answer; whatever else came back counts as nothing."""
-    results = parsed.get("results") if isinstance(parsed, dict) else None
-    entry = results.get(gid) if isinstance(results, dict) else None
-    if not (isinstance(entry, dict) and isinstance(entry.get("observed", entry.get("missing")),
-                                                    list)):
+    """This exercise's part of the child's answer, as plain data; anything malformed is nothing."""
+    try:
+        entry = parsed["results"][gid]
+    except (KeyError, TypeError):
+        return {"observed": []}
+    if not isinstance(entry, dict) or not isinstance(entry.get("observed", entry.get("missing")),
+                                                     list):
         return {"observed": []}
     return entry
 
 
-def _verdict(exercise, cases, entry) -> Result:
+def _verdict(exercise, cases, entry, flags: list[str]) -> Result:
     if "missing" in entry:
         return result(exercise.name, 1, [Finding(
-            "your answer cells", f"they define {', '.join(entry['missing'])}", "not defined",
+            "your answer cells", f"they define {', '.join(map(str, entry['missing']))}",
+            "not defined",
             "Keep the names given in the exercise; only code in answer cells is graded.")])
-    try:
-        observed = [child.unplain(o) for o in entry["observed"]]
-    except Exception:  # forged or corrupted data: nothing usable came back
-        observed = []
-    return exercise.verdict(cases, observed)
+    tripped = entry.get("tripped") or []
+    if isinstance(tripped, list) and tripped:
+        flags = flags + [f"it calls {', '.join(map(str, tripped))} itself, the implementation "
+                         f"this exercise asks you to write"]
+    if flags:
+        return result(exercise.name, len(cases), [], manual="; ".join(flags))
+    return exercise.verdict(cases, entry["observed"])
 
 
 def case_key(assignment: str, notebook: str) -> str:
@@ -124,40 +194,38 @@ def cases_rng(seed: int | None, key: str) -> np.random.Generator:
 
 
 def judge(nb, limits=sandbox.Limits(), use_bwrap=None, rng=None,
-          cache: sandbox.CompileCache | None = None) -> dict[str, Result]:
-    """``{grade_id: Result}`` for every grade cell of ``nb`` that a lesson module judges."""
-    known = exercises()
-    graded = [_meta(c)["grade_id"] for c in nb["cells"] if _meta(c).get("grade")
-              and _meta(c).get("grade_id") in known]
+          cache: sandbox.CompileCache | None = None, budget: sandbox.Budget | None = None,
+          template: Template | None = None) -> dict[str, Result]:
+    """``{grade_id: Result}`` for every released grade cell of ``nb`` a lesson declares."""
+    template = template or Template.of_notebook(nb)
+    known = lessons.exercises()
+    graded = [g for g in template.graded if g in known]
     if not graded:
         return {}
     rng = rng or np.random.default_rng()
-    cases = {gid: known[gid][1].cases(rng, True) for gid in graded}
-    setup = [c["source"] for c in nb["cells"] if _is_setup(c)]
-    answers = _answers_by_exercise(nb, set(graded))
+    cases = {gid: known[gid].cases(rng, True) for gid in graded}
+    the_plan = plan(nb, template, graded)
+    sources = {c["name"]: c["source"] for c in the_plan.cells if c["kind"] == "answer"}
+    flags = {gid: delegation.reasons([sources[n] for n in the_plan.owned[gid]],
+                                     known[gid].delegation) for gid in graded}
     if use_bwrap is None:
         use_bwrap = sandbox.available()
+    budget = budget or sandbox.Budget()
 
     def attempt(gids, cells):
-        jobs = {g: (known[g][0], cases[g]) for g in gids}
-        out = sandbox.run("grader.judge.child", _request(cells, jobs), limits, use_bwrap, cache)
+        out = sandbox.run("grader.judge.child", _request(cells, {g: cases[g] for g in gids}),
+                          limits, use_bwrap, cache, budget)
         return out, (_parse(out) if out.failure is None else None)
 
-    all_answers = [src for g in graded for src in answers.get(g, [])]
-    out, parsed = attempt(graded, _in_order(nb, setup, all_answers))
+    every = [n for g in graded for n in the_plan.owned[g]]
+    out, parsed = attempt(graded, the_plan.cells_for(every))
     if parsed is not None:
-        return {g: _verdict(known[g][1], cases[g], _entry(parsed, g)) for g in graded}
+        return {g: _verdict(known[g], cases[g], _entry(parsed, g), flags[g]) for g in graded}
     verdicts = {}
     for gid in graded:                       # isolate the exercise that brought the child down
-        ex = known[gid][1]
-        own = _own_answers(nb, gid, answers, ex.needs)
-        one, parsed_one = attempt([gid], _in_order(nb, setup, own))
-        verdicts[gid] = (_verdict(ex, cases[gid], _entry(parsed_one, gid)) if parsed_one
-                         else _failed(ex.name, one.failure or "the judge's child gave no answer"))
+        ex = known[gid]
+        one, parsed_one = attempt([gid], the_plan.cells_for(the_plan.owned[gid]))
+        verdicts[gid] = (_verdict(ex, cases[gid], _entry(parsed_one, gid), flags[gid])
+                         if parsed_one else
+                         _failed(ex.name, one.failure or "the judge's child gave no answer"))
     return verdicts
-
-
-def _in_order(nb, setup, answers) -> list[str]:
-    """Setup and chosen answer cells in notebook order (answers may rely on earlier setup)."""
-    wanted = set(setup) | set(answers)
-    return [c["source"] for c in nb["cells"] if c["cell_type"] == "code" and c["source"] in wanted]

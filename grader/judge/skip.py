@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from nbgrader.preprocessors import NbGraderPreprocessor
 
-from .registry import exercises
+from ..lessons import exercises
 
 TAG = "skip-execution"
 

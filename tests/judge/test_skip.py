@@ -2,7 +2,7 @@
 from nbformat.v4 import new_code_cell, new_notebook
 from traitlets.config import Config
 
-from grader.judge.registry import exercises
+from grader.lessons import exercises
 from grader.judge.skip import TAG, SkipJudgedCells, UnskipJudgedCells
 
 

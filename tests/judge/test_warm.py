@@ -6,7 +6,7 @@ import nbformat
 import pytest
 
 from grader.judge import runner, sandbox, warm
-from grader.judge.registry import exercises
+from grader.lessons import exercises
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SOURCES = {runner.case_key(d.name, d.name): str(d / f"{d.name}.ipynb")

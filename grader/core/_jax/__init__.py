@@ -35,6 +35,15 @@ TABLE_NAMES = ("primitive_batchers", "fancy_primitive_batchers",
 # Primitive names that changed: the structures the course compares use the newest name.
 RENAMES = {"pjit": "jit"}
 
+# How printed jaxprs differ between releases without differing in meaning: (pattern, replacement)
+# in the order core.text.normalize applies them.
+PRINT_DRIFT: tuple[tuple[str, str], ...] = (
+    (r"np\.(?:int|uint)\d+\((-?\d+)\)", r"\1"),            # numpy 2 scalar reprs in params
+    (r"(\d(?:\.\d*)?(?:e[+-]?\d+)?):[a-z]+\d*\[\]", r"\1"),   # literals printed with their type
+    (r"\n?\s*(?:out_)?sharding=None\n?", "\n"),                # sharding params
+    *((rf"\b{old}\[", f"{new}[") for old, new in RENAMES.items()),
+)
+
 
 def release(text: str) -> tuple[int, ...]:
     return tuple(int(p) for p in text.split(".")[:3] if p.isdigit())
@@ -99,7 +108,37 @@ def call_matchaxis(src, dst, x, size, sum_match=False, name=no_axis_name):
     return B.matchaxis(name, size, src, dst, x, sum_match)
 
 
+def matchaxis_arguments(args, kwargs) -> tuple:
+    """``(src, dst, sum_match)`` of one call of ``matchaxis``: named alike in every signature."""
+    bound = inspect.signature(B.matchaxis).bind(*args, **kwargs)
+    bound.apply_defaults()
+    a = bound.arguments
+    return a["src"], a["dst"], bool(a["sum_match"])
+
+
 def spec_match_error() -> type:
     return B.SpecMatchError
 
 
+
+
+def register_rule(prim, rule) -> None:
+    """Install an old-style rule ``rule(vals, dims, **params) -> (out, out_dim)`` on any release.
+
+    Assigning to ``primitive_batchers`` works everywhere: a dict in the split layout, a proxy
+    that wraps the rule into the one remaining table in the collapsed layout."""
+    B.primitive_batchers[prim] = rule
+
+
+def unregister_rule(prim) -> None:
+    """Undo `register_rule`: deleting through ``primitive_batchers`` works on every layout."""
+    del B.primitive_batchers[prim]
+
+
+def error_meaning(message: str) -> str | None:
+    """What a JAX error message about a batching rule's result means, across its wordings."""
+    if "out of range" in message or "out of bounds" in message:
+        return "axis out of range"
+    if "batch dim should be int" in message or "must be an int" in message:
+        return "batch dim not an int"
+    return None

@@ -3,12 +3,10 @@
 ``hidden_axis`` draws the value a BatchTracer holds next to the shape the function is shown;
 ``table_counts`` compares readings of the batching-rule tables as a bar chart. Both return a
 closed figure of fixed size: a notebook shows it once, as the cell's value, and its ``text/plain``
-line never changes.
+line never changes. matplotlib is imported when a figure is drawn, not when the lesson's checks
+are (the judge loads every lesson module).
 """
 from __future__ import annotations
-
-import matplotlib.pyplot as plt
-from matplotlib.patches import Rectangle
 
 BATCH = "#e4572e"      # the batch axis
 EXAMPLE = "#4c72b0"    # one example
@@ -16,6 +14,7 @@ GRID = "white"
 
 
 def _grid(ax, x0, y0, rows, cols, cell, colour, alpha=1.0):
+    from matplotlib.patches import Rectangle
     for r in range(rows):
         for c in range(cols):
             ax.add_patch(Rectangle((x0 + c * cell, y0 + (rows - 1 - r) * cell), cell, cell,
@@ -36,6 +35,7 @@ def _as_matrix(shape):
 
 def hidden_axis(value_shape=(3, 7, 5), batch_dim=1):
     """The whole batch (one slab per example, batch axis highlighted) beside what ``f`` sees."""
+    import matplotlib.pyplot as plt
     size = value_shape[batch_dim]
     seen = tuple(d for i, d in enumerate(value_shape) if i != batch_dim)
     rows, cols = _as_matrix(seen)
@@ -71,8 +71,9 @@ def hidden_axis(value_shape=(3, 7, 5), batch_dim=1):
 def table_counts(readings):
     """Grouped bars: entries per rule table, one group per table, one bar per labelled reading.
 
-    ``readings`` maps a label (e.g. "seed's reading, jax 0.4.38") to ``{table_name: count}``.
+    ``readings`` maps a label (e.g. "the seeds' reading") to ``{table_name: count}``.
     """
+    import matplotlib.pyplot as plt
     tables = []
     for counts in readings.values():
         tables += [t for t in counts if t not in tables]
@@ -99,3 +100,6 @@ def table_counts(readings):
     fig.tight_layout()
     plt.close(fig)      # shown once, as the cell's value, never again by the inline backend
     return fig
+
+
+__all__ = ["hidden_axis", "table_counts"]

@@ -1,0 +1,97 @@
+"""Lesson 1's observers: run a student's object on one case and return what happened, as plain
+data. They know no answer (the trusted side compares); a student's error propagates, labelled
+with its stage, and becomes the check's one failure type (`grader.wire.Failure`)."""
+from __future__ import annotations
+
+import jax
+import numpy as np
+
+from ....core import jaxprs
+from ....wire import stage
+from .primitives import install, make_primitives, uninstall
+from .standins import query_prim, standin
+
+
+# ---- the spy -------------------------------------------------------------------------------------
+
+def watched(*xs):
+    """The function the spy watches: its result is irrelevant, so it costs no compilation."""
+    del xs
+    return 0.0
+
+
+def zeros(shapes) -> list:
+    # device_put, not jnp.asarray: some releases' asarray compiles a copy for every new shape.
+    return [jax.device_put(np.zeros(s, np.float32)) for s in shapes]
+
+
+def report_rows(report) -> list[tuple]:
+    """A spy's report as ``[(batch_dim or None, shape, value shape), ...]`` of plain ints."""
+    with stage("report"):
+        return [(None if bd is None else int(bd), tuple(int(d) for d in seen),
+                 tuple(int(d) for d in val)) for bd, seen, val in report]
+
+
+def spy(spy_fn, case):
+    """Call the student's spy directly, or from inside an outer vmap for nested cases."""
+    args = zeros(case["shapes"])
+    if case["outer_axes"] is None:
+        return report_rows(spy_fn(watched, case["in_axes"], *args))
+    box = []
+
+    def outer_body(*xs):
+        box.append(spy_fn(watched, case["in_axes"], *xs))
+        return 0.0
+
+    jax.vmap(outer_body, in_axes=case["outer_axes"])(*args)
+    return report_rows(box[-1])
+
+
+# ---- batching rules ------------------------------------------------------------------------------
+
+def inputs(case) -> list[np.ndarray]:
+    """The stacked arguments of a rule case: small integers, exact in float32."""
+    rng = np.random.default_rng(case["seed"])
+    return [rng.integers(-4, 5, size=s).astype(np.float32) for s in case["shapes"]]
+
+
+def batched(prim, case):
+    """``prim`` under the case's vmap (and the outer one, for nested cases)."""
+    params = dict(case["params"])
+    fn = jax.vmap(lambda *xs: prim.bind(*xs, **params), in_axes=case["in_axes"])
+    if case["outer_axes"] is not None:
+        fn = jax.vmap(fn, in_axes=case["outer_axes"])
+    return fn
+
+
+def rule(rule_fn, case) -> dict:
+    """Install ``rule_fn`` on a fresh primitive, run the batched call, and record its jaxpr."""
+    prim = getattr(make_primitives(), case["prim"] + "_p")
+    install(prim, rule_fn)
+    try:
+        fn, args = batched(prim, case), [jax.device_put(a) for a in inputs(case)]
+        with stage("batched call"):
+            out = np.asarray(fn(*args), dtype=np.float32)
+            eqns = jaxprs.summarize(jax.make_jaxpr(fn)(*args), recursive=True)
+    finally:
+        uninstall(prim)
+    return {"shape": tuple(int(d) for d in out.shape), "values": out.ravel().tolist(),
+            "eqns": [e.to_plain() for e in eqns]}
+
+
+# ---- the rule tables -----------------------------------------------------------------------------
+
+def which_table(which_table_fn, case):
+    module, objects = standin(case)
+    got = which_table_fn(module, query_prim(case, objects))
+    if got is not None and not isinstance(got, str):
+        with stage("answer"):
+            raise TypeError(f"returned a {type(got).__name__}, not a str or None")
+    return got
+
+
+def table_sizes(table_sizes_fn, case) -> dict:
+    module, _ = standin(case)
+    got = table_sizes_fn(module)
+    with stage("answer"):
+        return {str(k): int(v) for k, v in dict(got).items()}

@@ -1,0 +1,117 @@
+"""What lesson 2 shows live: the eight calls of ``mv``, the ``dot`` and reduction calls of its
+self-checks, each traced on the installed JAX when asked. Nothing JAX can tell us is written
+down here."""
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from ... import core
+
+
+def mv(A, v):
+    return A @ v
+
+
+# (in_axes, out_axes, shapes of the stacked arguments). Rows 3 and 4 are one call written with a
+# positive and a negative in_axes; rows 5 and 7 differ only in out_axes.
+MV_CALLS = (
+    ((0, None), 0, ((5, 2, 3), (3,))),
+    ((0, None), 1, ((5, 2, 3), (3,))),
+    ((1, None), 0, ((2, 5, 3), (3,))),
+    ((-2, None), 0, ((2, 5, 3), (3,))),
+    ((None, 0), 0, ((2, 3), (5, 3))),
+    ((0, 0), 0, ((5, 2, 3), (5, 3))),
+    ((None, 0), 1, ((2, 3), (5, 3))),
+    ((2, -1), 0, ((2, 3, 5), (3, 5))),
+)
+
+
+def mv_table() -> list[dict]:
+    """The eight calls traced on this JAX: result shape and equation list of each."""
+    rows = []
+    for number, (in_axes, out_axes, shapes) in enumerate(MV_CALLS, start=1):
+        g = jax.vmap(mv, in_axes=in_axes, out_axes=out_axes)
+        eqns = core.summarize_fn(g, *[jnp.ones(s) for s in shapes])
+        out = jax.eval_shape(g, *[jnp.ones(s) for s in shapes])
+        rows.append({"row": number, "in_axes": in_axes, "out_axes": out_axes,
+                     "A": shapes[0], "v": shapes[1], "shape": tuple(out.shape),
+                     "prims": core.primitives(eqns), "eqns": eqns})
+    return rows
+
+
+def format_mv_calls() -> str:
+    """The eight calls without their results, for predicting."""
+    lines = ["row  in_axes      out_axes  A          v"]
+    for number, (in_axes, out_axes, shapes) in enumerate(MV_CALLS, start=1):
+        lines.append(f"{number:<4} {str(in_axes):<12} {out_axes:<9} {str(shapes[0]):<10} "
+                     f"{shapes[1]}")
+    return "\n".join(lines)
+
+
+def format_mv_table(rows) -> str:
+    lines = ["row  in_axes      out_axes  A          v        result   equations"]
+    for r in rows:
+        lines.append(f"{r['row']:<4} {str(r['in_axes']):<12} {r['out_axes']:<9} "
+                     f"{str(r['A']):<10} {str(r['v']):<8} {str(r['shape']):<8} "
+                     f"{', '.join(r['prims'])}")
+    return "\n".join(lines)
+
+
+def dot(a, b):
+    return a @ b
+
+
+# dot(a, b) with a (8,) and b (8, 5): (in_axes, stacked shapes)
+DOT_CALLS = (
+    ((0, None), ((32, 8), (8, 5))),
+    ((0, 0), ((32, 8), (32, 8, 5))),
+    ((1, None), ((8, 32), (8, 5))),
+    ((None, 2), ((8,), (8, 5, 32))),
+)
+
+
+def format_dot_calls() -> str:
+    lines = ["call  in_axes      a          b"]
+    for number, (in_axes, shapes) in enumerate(DOT_CALLS, start=1):
+        lines.append(f"{number:<5} {str(in_axes):<12} {str(shapes[0]):<10} {shapes[1]}")
+    return "\n".join(lines)
+
+
+def dot_numbers(number: int):
+    """The ``dimension_numbers`` of the one dot_general of DOT_CALLS[number - 1], batched."""
+    in_axes, shapes = DOT_CALLS[number - 1]
+    eqns = core.summarize_fn(jax.vmap(dot, in_axes=in_axes), *[jnp.ones(s) for s in shapes])
+    return next(e.param("dimension_numbers") for e in eqns if e.primitive == "dot_general")
+
+
+# (per-example reduction axis or None for "all", in_axes, stacked shape); per example x is (3, 5)
+REDUCE_CALLS = (
+    (0, 0, (4, 3, 5)),
+    (0, 1, (3, 4, 5)),
+    (0, 2, (3, 5, 4)),
+    (1, 1, (3, 4, 5)),
+    (None, 1, (3, 4, 5)),
+)
+
+
+def format_reduce_calls() -> str:
+    lines = ["call  per example               in_axes  stacked x"]
+    for number, (axis, in_axes, shape) in enumerate(REDUCE_CALLS, start=1):
+        lines.append(f"{number:<5} {f'jnp.sum(x, axis={axis})':<25} {in_axes:<8} {shape}")
+    return "\n".join(lines)
+
+
+def reduce_axes(number: int):
+    """The ``axes`` of the reduce_sum of REDUCE_CALLS[number - 1], batched."""
+    axis, in_axes, shape = REDUCE_CALLS[number - 1]
+    eqns = core.summarize_fn(jax.vmap(lambda x: jnp.sum(x, axis=axis), in_axes=in_axes),
+                             jnp.ones(shape))
+    return next(e.param("axes") for e in eqns if e.primitive == "reduce_sum")
+
+
+watch_matchaxis = core.watch_matchaxis
+
+__all__ = ["DOT_CALLS", "MV_CALLS", "REDUCE_CALLS", "dot", "dot_numbers", "format_dot_calls",
+           "format_mv_calls", "format_mv_table", "format_reduce_calls", "mv", "mv_table",
+           "reduce_axes", "watch_matchaxis"]

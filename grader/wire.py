@@ -1,0 +1,115 @@
+"""Plain data between the student's side and the trusted side of a check.
+
+An observer (in a lesson's ``kit``) runs the student's object on a case and returns plain data:
+ints, floats, strings, bytes, tuples, lists and str-keyed dicts, arrays packed as shape, dtype
+and bytes. When the student's code raises, the observer lets it raise; `observe_safely` turns it
+into the one failure type, `Failure`, naming the stage it happened in (``with stage("vmap"):``).
+The judge's child sends this data as JSON (`dumps`/`loads`); the trusted process decides on it.
+Nothing here knows an answer.
+"""
+from __future__ import annotations
+
+import base64
+import contextlib
+import json
+import traceback
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Failure:
+    """The student's code raised while being observed: in which stage, and the error's last line."""
+    stage: str
+    error: str
+
+    @property
+    def kind(self) -> str:
+        """The exception's class name, e.g. ``TypeError``."""
+        return self.error.partition(":")[0]
+
+
+@contextlib.contextmanager
+def stage(name: str):
+    """Label exceptions raised inside the block with the observation stage they come from."""
+    try:
+        yield
+    except Exception as err:
+        if not hasattr(err, "_inside_vmap_stage"):
+            err._inside_vmap_stage = name
+        raise
+
+
+def failure_from(err: BaseException, default_stage: str = "call") -> Failure:
+    last = traceback.format_exception_only(type(err), err)[-1].strip()
+    return Failure(getattr(err, "_inside_vmap_stage", default_stage), last[:400])
+
+
+def observe_safely(observe, objs, case):
+    """``observe(*objs, case)``, with whatever the student's code raises as a `Failure`."""
+    try:
+        return observe(*objs, case)
+    except Exception as err:  # a student's bug is an observation, not a grader crash
+        return failure_from(err)
+
+
+# ---- arrays --------------------------------------------------------------------------------------
+
+def pack(x) -> dict:
+    """An array as plain data: shape, dtype name and raw bytes."""
+    a = np.ascontiguousarray(np.asarray(x))
+    return {"shape": tuple(int(d) for d in a.shape), "dtype": str(a.dtype), "data": a.tobytes()}
+
+
+def unpack(p: dict) -> np.ndarray:
+    return np.frombuffer(p["data"], dtype=np.dtype(p["dtype"])).reshape(tuple(p["shape"]))
+
+
+# ---- JSON ----------------------------------------------------------------------------------------
+
+def plain(value):
+    """``value`` as JSON-safe data that `unplain` restores exactly; anything else is refused."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, (np.integer, np.floating, np.bool_)):
+        return plain(value.item())
+    if isinstance(value, bytes):
+        return {"__bytes__": base64.b64encode(value).decode()}
+    if isinstance(value, Failure):
+        return {"__failure__": [value.stage, value.error]}
+    if isinstance(value, tuple):
+        return {"__tuple__": [plain(v) for v in value]}
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+        return {"__dict__": {k: plain(v) for k, v in value.items()}}
+    raise TypeError(f"observation is not plain data: {type(value).__name__}")
+
+
+def unplain(value):
+    """The inverse of `plain`; raises ValueError on data `plain` never writes."""
+    if isinstance(value, list):
+        return [unplain(v) for v in value]
+    if isinstance(value, dict):
+        if set(value) == {"__bytes__"}:
+            return base64.b64decode(value["__bytes__"])
+        if set(value) == {"__tuple__"}:
+            return tuple(unplain(v) for v in value["__tuple__"])
+        if set(value) == {"__dict__"}:
+            return {str(k): unplain(v) for k, v in value["__dict__"].items()}
+        if set(value) == {"__failure__"}:
+            stage_name, error = value["__failure__"]
+            return Failure(str(stage_name), str(error))
+        raise ValueError(f"not plain data: a dict with keys {sorted(value)[:5]}")
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    raise ValueError(f"not plain data: {type(value).__name__}")
+
+
+def dumps(value) -> str:
+    return json.dumps(plain(value))
+
+
+def loads(text: str):
+    return unplain(json.loads(text))
