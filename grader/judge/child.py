@@ -95,11 +95,23 @@ class Tripwires:
         self.hits.clear()
         yield self.hits
 
+    def remove(self) -> None:
+        for spec, original in self.originals.items():
+            module, attr = _target(spec)
+            setattr(module, attr, original)
+
 
 def observe(request) -> dict:
     """Observe every requested exercise on its cases; returns plain data per grade id."""
     exercises = request["exercises"]
     wires = Tripwires(spec for job in exercises.values() for spec in job["calls"])
+    try:
+        return _observe_all(request, exercises, wires)
+    finally:
+        wires.remove()
+
+
+def _observe_all(request, exercises, wires) -> dict:
     namespace = {"__name__": "__main__"}
     cell_errors = run_cells(request["cells"], namespace)
     results = {}

@@ -4,7 +4,8 @@ An answer that calls JAX's own implementation of what the exercise asks, or the 
 that compute it, has not solved the exercise; one that hides what it calls cannot be read. Both go
 to an instructor (needs manual grading, with the reason), never to full marks or a silent zero.
 This reads the code as text (Python's ``ast``) in the trusted process; the judge's child adds
-what it sees happen (`grader.judge.child`). Comments and docstrings are not code and never count.
+what it sees happen (`grader.judge.child`). Comments, docstrings and messages that only mention a
+name are prose, not code, and never count.
 """
 from __future__ import annotations
 
@@ -43,7 +44,9 @@ def reasons(sources: list[str], rules: Delegation) -> list[str]:
 class _Reader(ast.NodeVisitor):
     def __init__(self, rules: Delegation):
         self.rules, self.found = rules, []
-        self.words = [re.compile(rf"\b{re.escape(n)}\b") for n in rules.names]
+        # A string that *is* the name (or a dotted path ending in it) reaches the object, as in
+        # getattr(module, "name"); a sentence that mentions it does not.
+        self.words = [re.compile(rf"^\s*(?:[\w.]+\.)?{re.escape(n)}\s*$") for n in rules.names]
 
     def read(self, tree) -> list[str]:
         self._docstrings = {id(n.body[0].value) for n in ast.walk(tree) if _is_docstring_owner(n)}
@@ -102,7 +105,7 @@ class _Reader(ast.NodeVisitor):
     def visit_Constant(self, node):
         if isinstance(node.value, str) and id(node) not in self._docstrings:
             for word, name in zip(self.words, self.rules.names):
-                if word.search(node.value):
+                if word.match(node.value):
                     self._say(f"it names `{name}` in a string, the implementation this exercise "
                               f"asks you to write")
         self.generic_visit(node)

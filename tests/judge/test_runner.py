@@ -1,5 +1,8 @@
-"""The judge re-grades answers outside the kernel and survives answers that crash, hang or cheat."""
+"""The judge re-grades answers outside the kernel and survives answers that crash, hang, cheat or
+hand their work to JAX."""
 import pathlib
+import subprocess
+import sys
 
 import nbformat
 import pytest
@@ -7,10 +10,10 @@ import pytest
 from grader.judge import runner, sandbox
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-SOURCE = ROOT / "exercises" / "01-the-rule-per-primitive" / "01-the-rule-per-primitive.ipynb"
+FIRST = ROOT / "exercises" / "01-the-rule-per-primitive" / "01-the-rule-per-primitive.ipynb"
+SECOND = ROOT / "exercises" / "02-where-the-axis-goes" / "02-where-the-axis-goes.ipynb"
 FAST = sandbox.Limits(wall_s=30, cpu_s=60, memory_mb=4096)
-
-pytestmark = pytest.mark.skipif(not SOURCE.exists(), reason="lesson 1 exercises not present")
+boxed = pytest.mark.skipif(not sandbox.available(), reason="bubblewrap not available")
 
 
 def answers(nb):
@@ -29,13 +32,19 @@ def replace_answer(nb, defines, new_source):
 
 @pytest.fixture
 def solved():
-    return nbformat.read(SOURCE, as_version=4)
+    return nbformat.read(FIRST, as_version=4)
 
 
-def test_the_instructor_solution_passes_everything(solved):
-    verdicts = runner.judge(solved, FAST)
-    assert verdicts and all(r.passed for r in verdicts.values()), {
-        g: r.summary() for g, r in verdicts.items() if not r.passed}
+@pytest.fixture
+def solved2():
+    return nbformat.read(SECOND, as_version=4)
+
+
+def test_the_instructor_solutions_pass_everything(solved, solved2):
+    for nb in (solved, solved2):
+        verdicts = runner.judge(nb, FAST)
+        assert verdicts and all(r.passed for r in verdicts.values()), {
+            g: r.summary() for g, r in verdicts.items() if not r.passed}
 
 
 def test_an_answer_that_kills_its_process_costs_only_its_exercise(solved):
@@ -54,12 +63,14 @@ def test_an_answer_that_hangs_ignoring_sigint_times_out_alone(solved):
     assert verdicts["which_table"].passed
 
 
-def test_patching_the_grader_inside_the_child_earns_nothing(solved):
-    cheat = ("import grader.exercise as E\n"
-             "E.Exercise.verdict = lambda self, cases, observed: None\n"
-             "import grader.rule_per_primitive as L1\n"
-             "for ex in L1.EXERCISES.values():\n"
-             "    object.__setattr__(ex, 'compare', lambda *a: None)\n"
+def test_patching_whatever_grader_code_the_child_holds_earns_nothing(solved):
+    # Generic: patch every function of every grader module the child can reach to say "pass".
+    cheat = ("import sys\n"
+             "for _m in [m for n, m in list(sys.modules.items()) if n.startswith('grader')]:\n"
+             "    for _k, _v in list(vars(_m).items()):\n"
+             "        if callable(_v) and not isinstance(_v, type):\n"
+             "            try: setattr(_m, _k, lambda *a, **k: None)\n"
+             "            except Exception: pass\n"
              "def spy(f, in_axes, *args):\n    return 'anything'\n")
     replace_answer(solved, "spy", cheat)
     verdicts = runner.judge(solved, FAST)
@@ -72,7 +83,48 @@ def test_missing_names_are_reported_by_name(solved):
     assert "spy" in finding.expected and finding.got == "not defined"
 
 
-@pytest.mark.skipif(not sandbox.available(), reason="bubblewrap not available")
+def test_an_answer_calling_jax_own_matchaxis_goes_to_a_human(solved2):
+    replace_answer(solved2, "my_matchaxis", (
+        "from jax._src.interpreters import batching\n"
+        "def my_matchaxis(src, dst, x, size, sum_match=False):\n"
+        "    return batching.matchaxis(None, size, src, dst, x, sum_match)\n"))
+    verdicts = runner.judge(solved2, FAST)
+    res = verdicts["l2_matchaxis"]
+    assert not res.passed and res.manual and "matchaxis" in res.manual
+    assert "manual" in res.summary().lower()
+    assert all(r.passed for g, r in verdicts.items() if g != "l2_matchaxis")
+
+
+def test_an_answer_importing_the_course_goes_to_a_human(solved):
+    replace_answer(solved, "which_table", (
+        "from grader import core\n"
+        "def which_table(module, prim):\n"
+        "    held = core.tables_holding(prim, module)\n"
+        "    return held[0] if held else None\n"))
+    res = runner.judge(solved, FAST)["which_table"]
+    assert res.manual and "grader" in res.manual
+
+
+def test_a_comment_or_docstring_naming_the_jax_function_is_not_delegation(solved2):
+    for cell in answers(solved2):
+        if "def my_matchaxis" in cell.source:
+            cell.source = "# unlike batching.matchaxis, mine is plain jnp\n" + cell.source
+    res = runner.judge(solved2, FAST)["l2_matchaxis"]
+    assert res.passed and not res.manual
+
+
+def test_the_template_decides_which_cells_count(solved):
+    """A cell the student relabelled as set-up, or added, never runs; released set-up does."""
+    template = runner.Template.of_notebook(nbformat.read(FIRST, as_version=4))
+    spy_cell = next(c for c in answers(solved) if "def spy" in c.source)
+    forged = nbformat.v4.new_code_cell("def spy(f, in_axes, *args):\n    return 'forged'\n")
+    forged.metadata["nbgrader"] = {"grade": False, "solution": False, "locked": True,
+                                   "grade_id": "my_own_setup", "schema_version": 3}
+    solved.cells.insert(solved.cells.index(spy_cell) + 1, forged)
+    assert runner.judge(solved, FAST, template=template)["spy"].passed
+
+
+@boxed
 def test_the_sandbox_hides_the_course_and_the_network():
     probe = ("import os, socket, json\n"
              f"seen = os.path.exists({str(ROOT / 'exercises')!r})\n"
@@ -81,7 +133,27 @@ def test_the_sandbox_hides_the_course_and_the_network():
              "print(json.dumps([seen, net]))\n")
     out = sandbox.run("this_module_does_not_exist", "", FAST)
     assert out.failure  # a child that fails is reported, not raised
-    import subprocess, sys
     proc = subprocess.run(sandbox.bwrap_prefix() + [sys.executable, "-c", probe],
                           capture_output=True, text=True, env=sandbox.child_env(), timeout=60)
     assert proc.stdout.strip() == "[false, false]"
+
+
+@boxed
+def test_the_child_cannot_import_the_answer_key():
+    """Every trusted module of every lesson is absent where the child runs; the kits are there."""
+    from grader import lessons
+    trusted = [m.__name__ for p in lessons.packages() for m in lessons._trusted_modules(p)]
+    kits = [f"grader.lessons.{p}.kit.observe" for p in lessons.packages()]
+    probe = ("import importlib, json\n"
+             "def can(name):\n"
+             "    try:\n        importlib.import_module(name); return True\n"
+             "    except ImportError:\n        return False\n"
+             f"print(json.dumps([[can(n) for n in {trusted!r}], [can(n) for n in {kits!r}],"
+             " can('grader.exercise'), can('grader.core.tracers'), can('grader.core.tables')]))\n")
+    proc = subprocess.run(sandbox.bwrap_prefix() + [sys.executable, "-c", probe],
+                          capture_output=True, text=True, env=sandbox.child_env(), timeout=120)
+    assert proc.stdout.strip(), proc.stderr
+    import json
+    key, kit, exercise, tracers, tables = json.loads(proc.stdout)
+    assert trusted and not any(key) and all(kit)
+    assert (exercise, tracers, tables) == (False, False, False)

@@ -44,6 +44,10 @@ def compare(case, exp, got) -> Finding | None:
                 "S[i, j] = x[i] . y[j]: the outer vmap makes the result's first axis.")
         return Finding(where, f"scores of shape {want.shape}", f"shape {mine.shape}"
                        + (" (values differ)" if mine.shape == want.shape else ""), hint)
+    if not got["vmapped"]:
+        return Finding(where, "nested jax.vmaps of a one-pair dot", "no vmap: the grid was "
+                       "written by hand", "Write the dot of ONE pair of (d,) vectors and let two "
+                       "nested vmaps make the grid; vmap folds every pair into one dot_general.")
     eqns = [Eqn.from_plain(e) for e in got["eqns"]]
     prims, widened = core.primitives(eqns), core.widening_broadcasts(eqns)
     count = prims.count("dot_general")

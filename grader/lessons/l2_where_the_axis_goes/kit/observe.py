@@ -23,6 +23,22 @@ def eqn_data(eqns) -> list[tuple]:
     return [e.to_plain() for e in eqns]
 
 
+@contextlib.contextmanager
+def counting_batched():
+    """Count the primitives any vmap's BatchTrace processes inside the block."""
+    count, original = [0], _jax.BatchTrace.process_primitive
+
+    def counted(self, *args, **kwargs):
+        count[0] += 1
+        return original(self, *args, **kwargs)
+
+    _jax.BatchTrace.process_primitive = counted
+    try:
+        yield count
+    finally:
+        _jax.BatchTrace.process_primitive = original
+
+
 # ---- my_matchaxis --------------------------------------------------------------------------------
 
 def matchaxis_input(case) -> np.ndarray:
@@ -108,30 +124,16 @@ def pairwise(pairwise_fn, case) -> dict:
     x, y = (jax.device_put(a) for a in pair_inputs(case))
     order = case["order"]
     out = pairwise_fn(x, y, order=order)
-    eqns = jaxprs.summarize_fn(lambda a, b: pairwise_fn(a, b, order=order), x, y, recursive=True)
-    return {**pack(out), "eqns": eqn_data(eqns)}
+    with counting_batched() as batched:
+        eqns = jaxprs.summarize_fn(lambda a, b: pairwise_fn(a, b, order=order), x, y,
+                                   recursive=True)
+    return {**pack(out), "eqns": eqn_data(eqns), "vmapped": batched[0]}
 
 
 def score_inputs(case):
     rng = np.random.default_rng(case["_seed"])
     w_shape = (case["d"],) if case["k"] is None else (case["d"], case["k"])
     return normal(rng, w_shape), normal(rng, (case["B"], case["d"]))
-
-
-@contextlib.contextmanager
-def counting_batched():
-    """Count the primitives any vmap's BatchTrace processes inside the block."""
-    count, original = [0], _jax.BatchTrace.process_primitive
-
-    def counted(self, *args, **kwargs):
-        count[0] += 1
-        return original(self, *args, **kwargs)
-
-    _jax.BatchTrace.process_primitive = counted
-    try:
-        yield count
-    finally:
-        _jax.BatchTrace.process_primitive = original
 
 
 def score_batch(score_batch_fn, case) -> dict:
