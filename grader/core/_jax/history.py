@@ -17,9 +17,11 @@ from typing import Callable
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax import lax
 
-from . import B, JAX_VERSION, open_jaxpr, release  # noqa: F401  (release: for core.history)
+from . import (B, JAX_VERSION, ShapedArray, new_primitive, open_jaxpr, register_rule,  # noqa: F401
+               release, unregister_rule)  # (release: for core.history)
 
 
 @dataclass(frozen=True)
@@ -118,6 +120,17 @@ HISTORY: dict[str, Fact] = {
         "the error of out_axes=None on a batched output",
         ((_FIRST, "ValueError: at vmap out_axes, got axis spec None but output was batched on axis 0"),)),
     "reducer_np_add": Fact('whether reducer_batcher\'s source holds "np.add(axes, 1)"', ((_FIRST, True),)),
+    # Added for the lessons (measured on all 29 releases, one fresh process each).
+    "batch_dim_annotation": Fact("how BatchTracer.__init__ annotates batch_dim",
+                                 (("0.4.36", "NotMapped | int | RaggedAxis"), ("0.8.2", "NotMapped | int"))),
+    "matchaxis_extra_cases": Fact("which markers besides an int and None matchaxis's source handles",
+                                  (("0.4.36", "jumble_axis"), ("0.8.2", "none"), ("0.9.0", "infer, sum_axis"))),
+    "rule_numpy_int_out_dim": Fact("what vmap does when an old-style rule returns a numpy integer as its out dim",
+                                   (("0.4.36", "accepts it"), ("0.10.0", "rejects it"))),
+    "shared_rule_names": Fact("which primitive names key two different rules after one vmap",
+                              (("0.4.36", "pbroadcast"), ("0.6.0", "none"))),
+    "ordinary_rules_table": Fact("which table holds the rules of sin, add, reduce_sum and transpose",
+                                 ((_FIRST, _PLAIN), ("0.8.2", _FANCY))),
 }
 
 
@@ -260,6 +273,41 @@ def _params(fn) -> str:
     return ", ".join(inspect.signature(fn).parameters)
 
 
+def _matchaxis_extra_cases():
+    source = inspect.getsource(B.matchaxis)
+    found = [name for name, piece in (("jumble_axis", "jumble_axis"), ("infer", "dst is infer"),
+                                      ("sum_axis", "sum_axis")) if piece in source]
+    return ", ".join(found) or "none"
+
+
+def _numpy_int_out_dim():
+    """Register a rule answering ``np.int64(dim)`` on a fresh primitive, vmap it, take it away again."""
+    prim = new_primitive("numpy_int_out_dim")
+    prim.def_impl(lambda v: v)
+    prim.def_abstract_eval(lambda v: ShapedArray(v.shape, v.dtype))
+    register_rule(prim, lambda vals, dims, **params: (prim.bind(*vals, **params), np.int64(dims[0])))
+    try:
+        err = _raised(lambda: jax.vmap(prim.bind)(jnp.ones((2, 3))))
+    finally:
+        unregister_rule(prim)
+    return "accepts it" if err is None else "rejects it"
+
+
+def _shared_rule_names():
+    jax.vmap(lambda x: jnp.sum(jnp.tanh(x)))(jnp.ones((2, 2)))    # the first vmap imports more rules
+    objects: dict[str, set] = {}
+    for name in ("primitive_batchers", "fancy_primitive_batchers"):
+        table = getattr(B, name, None)
+        for prim in table if isinstance(table, dict) else ():
+            objects.setdefault(prim.name, set()).add(id(prim))
+    return ", ".join(sorted(n for n, ids in objects.items() if len(ids) > 1)) or "none"
+
+
+def _ordinary_rules_table():
+    held = {_table_of(name) for name in ("sin", "add", "reduce_sum", "transpose")}
+    return held.pop() if len(held) == 1 else "mixed: " + ", ".join(sorted(map(str, held)))
+
+
 MEASURES: dict[str, Callable[[], object]] = {
     "layout": _layout,
     "dot_general_table": lambda: _table_of("dot_general"),
@@ -292,6 +340,12 @@ MEASURES: dict[str, Callable[[], object]] = {
     "public_batching_exports": _public_exports,
     "reducer_np_add": lambda: "np.add(axes, 1)" in inspect.getsource(B.reducer_batcher),
     "defreducer_signature": lambda: _params(B.defreducer),
+    "batch_dim_annotation":
+        lambda: str(inspect.signature(B.BatchTracer.__init__).parameters["batch_dim"].annotation),
+    "matchaxis_extra_cases": _matchaxis_extra_cases,
+    "rule_numpy_int_out_dim": _numpy_int_out_dim,
+    "shared_rule_names": _shared_rule_names,
+    "ordinary_rules_table": _ordinary_rules_table,
 }
 assert set(MEASURES) == set(HISTORY), "every fact needs a live measure"
 
