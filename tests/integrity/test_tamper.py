@@ -2,9 +2,12 @@
 
 Each attack below earns full or near-full marks when the tests run in the student's kernel (the
 Validator proves it: that is how nbgrader, otter-grader and friends grade). Through this course's
-autograde, where the judge re-runs each exercise in a sandboxed child and decides in the trusted
-process, every attack earns only what its author really solved, while honest students in the same
-batch keep their full marks.
+autograde, where the judge re-runs each exercise in a sandboxed child that holds no answer key and
+decides in the trusted process, every attack earns only what its author really solved, while
+honest students in the same batch keep their full marks. An attack that reaches for the course's
+own package, or hides what it calls, is read before anything runs and sent to a human (needs
+manual grading) rather than scored. The attacks are generic: they find what they patch by walking
+modules at run time, not by today's private names.
 """
 import json
 import os
@@ -39,9 +42,10 @@ _E.Exercise.verdict = lambda self, cases, observed: _F.result(self.name, len(cas
 FAKE_MODULE = """\
 import sys, types
 from grader.feedback import result as _result
-_fake = types.ModuleType("grader.rule_per_primitive")
+_fake = types.ModuleType("fake")
 _fake.__getattr__ = lambda name: (lambda *a, **k: _result(name, 1, []))
-sys.modules["grader.rule_per_primitive"] = _fake
+for _name in [n for n in sys.modules if n.startswith("grader.lessons.")]:
+    sys.modules[_name] = _fake
 class _Finder:
     def find_spec(self, name, path=None, target=None):
         return None
@@ -49,37 +53,34 @@ sys.meta_path.insert(0, _Finder())
 L1 = _fake
 """
 
-REWRITE_LATER_CELLS = """\
-get_ipython().input_transformers_cleanup.append(
-    lambda lines: ["pass\\n"] if any("check_" in line for line in lines) else lines)
+# The oracle: whatever class the course observes answers with is made to observe the expected
+# answer instead (found by its methods, not its name). It fooled an earlier round's judge.
+ORACLE = """\
+import sys, grader.lessons
+grader.lessons.exercises()              # every declaration the course has, loaded
+for _m in [m for n, m in list(sys.modules.items()) if n.startswith("grader")]:
+    for _v in list(vars(_m).values()):
+        if isinstance(_v, type) and hasattr(_v, "observe_safely") and hasattr(_v, "verdict"):
+            _v.observe_safely = lambda self, objs, case: self.expect(case)
 """
 
-SWALLOW_ERRORS = """\
-def _swallow(lines):
-    body = "".join(lines)
-    if not body.strip():
-        return lines
-    inner = ["    " + line + ("" if line.endswith("\\n") else "\\n") for line in body.splitlines(True)]
-    return ["try:\\n"] + inner + ["except BaseException:\\n", "    pass\\n"]
-get_ipython().input_transformers_cleanup.append(_swallow)
-"""
 
-EQUAL_TO_ANYTHING = """\
-class Anything(tuple):
-    def __eq__(self, other): return True
-    def __ne__(self, other): return False
-    __hash__ = tuple.__hash__
-def spy(f, in_axes, *args):
-    return Anything()
-"""
-
+# Forge the child's answer on every open descriptor, with any marker-looking prefix: whatever
+# line the trusted side reads, it holds no observation that passes a comparison.
 FORGE_THE_JUDGE = """\
 import atexit, json, os
 def _forge():
     ids = ["spy", "softsign_rule", "scaled_diff_rule", "sumsq_rule", "which_table",
            "table_sizes", "rowmax_rule"]
-    fake = {"cell_errors": [], "results": {g: {"observed": [None] * 50} for g in ids}}
-    os.write(1, ("@@inside-vmap-judge@@" + json.dumps(fake) + "\\n").encode())
+    fake = {"cell_errors": [], "results": {g: {"observed": [None] * 50, "tripped": []}
+                                           for g in ids}}
+    line = json.dumps(fake)
+    for fd in range(1, 64):
+        for prefix in ("", "@@inside-vmap-judge@@"):
+            try:
+                os.write(fd, (prefix + line + "\\n").encode())
+            except OSError:
+                pass
 atexit.register(_forge)
 _forge()
 """
@@ -148,27 +149,54 @@ def released(course):
                          as_version=4)
 
 
+def edit_metadata(nb):
+    """The nbgrader metadata rewritten for more points: a solved exercise worth 100, a grade cell
+    unmarked, another renamed, and a cell of the student's own dressed as released set-up that
+    would define every answer."""
+    for cell in nb.cells:
+        m = cell.metadata.get("nbgrader", {})
+        if m.get("grade_id") == "spy" and m.get("grade"):
+            m["points"] = 100
+        elif m.get("grade_id") == "which_table":
+            m["grade"] = False
+        elif m.get("grade_id") == "rowmax_rule" and m.get("grade"):
+            m["grade_id"] = "renamed_rowmax"
+    forged = nbformat.v4.new_code_cell(EQUAL_TO_ANYTHING)
+    forged.metadata["nbgrader"] = {"grade": False, "solution": False, "locked": True,
+                                   "grade_id": "extra_setup", "schema_version": 3}
+    nb.cells.insert(2, forged)
+    return nb
+
+
+GRADED, MANUAL, BLANK = "graded", "needs manual grading", "blank"
+
+
 @pytest.fixture(scope="module")
 def corpus(course, released):
-    """``{student: (notebook, the points honestly earned)}``, submitted straight to submitted/."""
+    """``{student: (notebook, points honestly earned, status)}``, submitted straight to submitted/.
+
+    An attack in the first answer cell that imports the course, or hides what it calls, sends the
+    exercise owning that cell (the spy) to a human: its points are not given automatically."""
     spy_cells = [cid for gid, _, cells in C.exercises_in(nbformat.read(SOURCE, as_version=4))
                  if gid == "spy" for cid in cells]
     all_cells = list(solutions())
     students = {
-        "honest-full": (build(released, "", all_cells), points()),
-        "honest-blank": (build(released, ""), 0),
-        "patch-show": (build(released, PATCH_SHOW), 0),
-        "patch-libraries": (build(released, PATCH_LIBRARIES), 0),
-        "fake-module": (build(released, FAKE_MODULE), 0),
-        "rewrite-cells": (build(released, REWRITE_LATER_CELLS), 0),
-        "swallow-errors": (build(released, SWALLOW_ERRORS), 0),
-        "equal-to-anything": (build(released, EQUAL_TO_ANYTHING), 0),
-        "forge-the-judge": (build(released, FORGE_THE_JUDGE), 0),
-        "read-disk": (build(released, read_disk(course)), 0),
-        "poison-the-cache": (build(released, POISON_THE_CACHE, all_cells), points()),
-        "spy-then-patch": (build(released, PATCH_SHOW, spy_cells), points("spy")),
+        "honest-full": (build(released, "", all_cells), points(), GRADED),
+        "honest-blank": (build(released, ""), 0, BLANK),
+        "patch-show": (build(released, PATCH_SHOW), 0, MANUAL),
+        "patch-libraries": (build(released, PATCH_LIBRARIES), 0, MANUAL),
+        "fake-module": (build(released, FAKE_MODULE), 0, MANUAL),
+        "oracle": (build(released, ORACLE), 0, MANUAL),
+        "rewrite-cells": (build(released, REWRITE_LATER_CELLS), 0, GRADED),
+        "swallow-errors": (build(released, SWALLOW_ERRORS), 0, GRADED),
+        "equal-to-anything": (build(released, EQUAL_TO_ANYTHING), 0, GRADED),
+        "forge-the-judge": (build(released, FORGE_THE_JUDGE), 0, GRADED),
+        "read-disk": (build(released, read_disk(course)), 0, GRADED),
+        "poison-the-cache": (build(released, POISON_THE_CACHE, all_cells), points(), GRADED),
+        "spy-then-patch": (build(released, PATCH_SHOW, spy_cells), 0, MANUAL),
+        "edited-metadata": (edit_metadata(build(released, "", spy_cells)), points("spy"), GRADED),
     }
-    for student, (nb, _) in students.items():
+    for student, (nb, _, _) in students.items():
         C.nbgrader(["db", "student", "add", student], course.course)
         folder = os.path.join(course.course, "submitted", student, FIRST)
         os.makedirs(folder)
@@ -194,10 +222,17 @@ def test_each_attack_fools_grading_in_the_kernel(student, corpus, tmp_path):
 
 
 def test_the_judge_gives_each_student_exactly_what_they_solved(graded, corpus):
-    got = {s: (float(graded[s]["score"] or "nan"), graded[s]["status"], graded[s]["reason"])
-           for s in corpus}
-    want = {s: (float(pts), "graded", "") for s, (_, pts) in corpus.items()}
+    got = {s: (float(graded[s]["score"] or 0), graded[s]["status"]) for s in corpus}
+    want = {s: (float(pts), status) for s, (_, pts, status) in corpus.items()}
     assert got == want
+
+
+def test_a_student_sent_to_a_human_is_told_why(graded, corpus):
+    for student, (_, _, status) in corpus.items():
+        if status == MANUAL:
+            assert "course's own package" in graded[student]["reason"], graded[student]
+        elif status == GRADED:
+            assert graded[student]["reason"] == "", graded[student]
 
 
 def test_the_grading_kernel_cannot_read_the_course(course, graded):
