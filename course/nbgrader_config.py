@@ -12,7 +12,7 @@ import shutil
 import tempfile
 
 from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
-from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, Execute, GetGrades,
+from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, GetGrades,
                                     IgnorePattern, LimitOutput, SaveAutoGrades)
 
 c = get_config()  # noqa: F821  (provided by nbgrader)
@@ -52,7 +52,7 @@ c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedE
 # SaveAutoGrades scores the verdict and the feedback shows the judge's message.
 c.Autograde.autograde_preprocessors = [
     "grader.judge.skip.SkipJudgedCells",   # the judge re-runs these: the kernel need not
-    Execute,
+    "grader.judge.execute.BoundedExecute",  # nbgrader's Execute, with the kernel's limits
     "grader.judge.skip.UnskipJudgedCells",
     IgnorePattern,
     ClearMetadataPreprocessor,

@@ -40,7 +40,8 @@ from nbgrader.utils import capture_log, temp_attrs
 from traitlets import Bool, Int, Unicode, default
 from traitlets.config import Config
 
-from ..judge import runner, warm
+from ..judge import runner, sandbox, warm
+from ..judge.execute import MARK as LIMIT_MARK
 from ..judge.preprocessor import JudgeExercises
 from ..nbgrader_plugins import (FAILED, GRADED, GRADING, KERNEL_DIED, MISSING, TIMED_OUT,
                                 UNREADABLE, GradingStatus, autograded_complete,
@@ -103,6 +104,8 @@ class AutogradeEach(NbGrader):
         queue = [(a, s) for a in assignments for s in self._submitted_students(a)]
         print(f"autograde: {len(queue)} submission(s) of {', '.join(assignments) or 'nothing'}"
               f" in {root}", flush=True)
+        print(f"autograde: kernels and judge children limited by {sandbox.mechanism()}",
+              flush=True)
         records = status.load(root)
         outcomes = []
         wa = max((len(a) for a, _ in queue), default=0)
@@ -379,6 +382,9 @@ class AutogradeEach(NbGrader):
 def failure_reason(result: dict) -> str:
     """Why nbgrader's autograde of one submission failed, read from its log and traceback."""
     text = "\n".join(result.get(k) or "" for k in ("log", "error"))
+    limit = re.search(re.escape(LIMIT_MARK) + r"(.+)", text)   # execute.KernelLimitExceeded
+    if limit:
+        return limit.group(1).strip()[:200]
     if re.search(r"CellTimeoutError|UnresponsiveKernelError|Timeout waiting", text):
         return TIMED_OUT
     if re.search(r"DeadKernelError|Kernel died", text):

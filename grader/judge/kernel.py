@@ -5,6 +5,11 @@ and chosen by ``c.Execute.kernel_name`` in course/nbgrader_config.py. The kernel
 interpreter, the ``grader`` package and the submission's own folder; not the course source, other
 submissions or the gradebook. With ZeroMQ over unix sockets (``KernelManager.transport='ipc'``)
 it also runs without a network; over TCP it must keep the network to reach nbgrader, and says so.
+
+It starts with an allow-listed environment (``ENV_KEEP``, plus a fixed HOME and PYTHONPATH), not
+the instructor's, and under the limits ``execute.BoundedExecute`` passes it as
+``--inside-vmap-limits=JSON``: a cgroup to join and rlimits (``confine.py``), and the size of
+its tmpfs. Started without that option (plain ``Execute``), it is boxed but not limited.
 """
 from __future__ import annotations
 
@@ -13,17 +18,33 @@ import json
 import os
 import sys
 
-from . import sandbox
+from . import confine, sandbox
 
 NAME = "inside-vmap-sandboxed"
+LIMITS_ARG = "--inside-vmap-limits"
+# What the kernel keeps of the environment it is started with: what ipykernel, JAX and
+# matplotlib read. Anything else (the instructor's tokens, paths, database URLs) stays out.
+ENV_KEEP = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "JAX_PLATFORMS", "JAX_ENABLE_X64",
+            "XLA_FLAGS", "MPLBACKEND", "PYTHONHASHSEED")
 
 
-def command(connection_file: str, cwd: str, extra: list[str] = ()) -> list[str]:
+def environment(source: dict, keep=ENV_KEEP) -> dict:
+    """The kernel's whole environment: ``keep``'s names from ``source``, and fixed values.
+    (JPY_PARENT_PID is never kept: inside a new pid namespace that pid means nothing.)"""
+    env = {k: source[k] for k in keep if k in source and k != "JPY_PARENT_PID"}
+    return dict(env, HOME="/tmp", PYTHONPATH=sandbox.kits(), PYTHONDONTWRITEBYTECODE="1",
+                PYDEVD_DISABLE_FILE_VALIDATION="1")
+
+
+def command(connection_file: str, cwd: str, extra: list[str] = (), env: dict | None = None,
+            tmpfs_mb: int = sandbox.Limits.tmpfs_mb) -> list[str]:
     with open(connection_file) as fh:
         info = json.load(fh)
-    box = sandbox.bwrap_prefix(share_net=info.get("transport") != "ipc", cwd=cwd)
-    # ipykernel polls its parent's pid; inside a new pid namespace that pid means nothing.
-    box += ["--unsetenv", "JPY_PARENT_PID"]
+    box = sandbox.bwrap_prefix(share_net=info.get("transport") != "ipc", cwd=cwd,
+                               tmpfs_mb=tmpfs_mb)
+    box += ["--clearenv"]
+    for name, value in (environment(os.environ) if env is None else env).items():
+        box += ["--setenv", name, value]
     conn = os.path.abspath(connection_file)
     box += ["--ro-bind", conn, conn]
     if info.get("transport") == "ipc":
@@ -48,19 +69,31 @@ def install(prefix: str = sys.prefix) -> str:
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], allow_abbrev=False)
     parser.add_argument("connection_file", nargs="?")
     parser.add_argument("--install", action="store_true", help="install the kernelspec into sys.prefix")
+    parser.add_argument(LIMITS_ARG, default="{}", help="limits, as JSON (execute.BoundedExecute)")
     args, extra = parser.parse_known_args(argv)   # the rest is for ipykernel
     if args.install:
         print("installed", install())
         return
-    if not sandbox.available():
-        print("inside-vmap: bubblewrap unavailable; the grading kernel runs WITHOUT a sandbox",
-              file=sys.stderr)
-        os.execv(sys.executable, [sys.executable, "-m", "ipykernel_launcher", "-f",
-                                  args.connection_file, *extra])
-    cmd = command(args.connection_file, os.getcwd(), extra)
+    limits = json.loads(args.inside_vmap_limits)
+    if limits.get("kits"):                       # the grading process's kit tree, not a new one
+        os.environ[sandbox.KITS_ENV] = limits["kits"]
+    env = environment(os.environ, limits.get("env", ENV_KEEP))
+    confine.apply(limits.get("confine", {}))      # everything started from here on is limited
+    wanted = limits.get("sandbox", "auto")
+    boxed = wanted != "none" and sandbox.available()
+    if wanted == "bwrap" and not boxed:
+        sys.exit("inside-vmap: sandbox='bwrap' but bubblewrap does not work here")
+    if not boxed:
+        if wanted != "none":
+            print("inside-vmap: bubblewrap unavailable; the grading kernel runs WITHOUT a "
+                  "sandbox", file=sys.stderr)
+        os.execve(sys.executable, [sys.executable, "-m", "ipykernel_launcher", "-f",
+                                   args.connection_file, *extra], env)
+    cmd = command(args.connection_file, os.getcwd(), extra, env,
+                  limits.get("tmpfs_mb", sandbox.Limits.tmpfs_mb))
     os.execvp(cmd[0], cmd)
 
 

@@ -17,11 +17,30 @@ from traitlets import Bool, Enum, Float, Int, Unicode
 from . import runner, sandbox
 
 
+_L = sandbox.Limits          # the one source of every judge child's default limit
+
+
 class JudgeExercises(NbGraderPreprocessor):
     enabled = Bool(True, help="Re-judge graded exercises outside the student's kernel.").tag(config=True)
-    timeout = Float(90.0, help="Wall-clock seconds for one judge child.").tag(config=True)
-    cpu_seconds = Int(180, help="CPU seconds for one judge child (RLIMIT_CPU).").tag(config=True)
-    memory_mb = Int(4096, help="Address-space limit of one judge child, in MiB.").tag(config=True)
+    timeout = Float(_L.wall_s, help="Wall-clock seconds for one judge child.").tag(config=True)
+    cpu_seconds = Int(_L.cpu_s, help="CPU seconds for one judge child, all its processes "
+                                     "together (a cgroup; else RLIMIT_CPU per process)."
+                      ).tag(config=True)
+    memory_mb = Int(_L.memory_mb, help="MiB of memory for one judge child, all its processes "
+                                       "and tmpfs together (a cgroup; else RLIMIT_AS per "
+                                       "process).").tag(config=True)
+    max_tasks = Int(_L.tasks, help="Processes and threads one judge child may run at once."
+                    ).tag(config=True)
+    output_mb = Int(_L.output_mb, help="MiB one judge child may print (stdout and stderr); "
+                                       "past it the child is killed.").tag(config=True)
+    tmpfs_mb = Int(_L.tmpfs_mb, help="MiB of each tmpfs of a judge child (/tmp, /dev/shm)."
+                   ).tag(config=True)
+    budget_seconds = Float(sandbox.Budget.DEFAULT_S, help="Wall-clock seconds all the judge "
+                           "children of one notebook may take together (the first and every "
+                           "per-exercise retry).").tag(config=True)
+    verdict_kb = Int(16, help="KiB of the judge's message kept in each grade cell (a verdict "
+                              "quotes what the answer returned; it is written after "
+                              "LimitOutput).").tag(config=True)
     sandbox = Enum(["auto", "bwrap", "none"], default_value="auto",
                    help="'bwrap' requires bubblewrap, 'none' disables isolation, 'auto' uses "
                         "bubblewrap when it works and warns loudly when not.").tag(config=True)
@@ -46,11 +65,12 @@ class JudgeExercises(NbGraderPreprocessor):
         cache = sandbox.CompileCache(self.compile_cache) if self.compile_cache and use_bwrap \
             else None
         template = template or runner.Template.of_notebook(nb)   # judged on its own: trusted
-        verdicts = runner.judge(nb, self.limits(), use_bwrap, rng, cache, template=template)
+        verdicts = runner.judge(nb, self.limits(), use_bwrap, rng, cache, template=template,
+                                budget=sandbox.Budget(self.budget_seconds))
         for cell in nb.cells:
             grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
             if grade_id in verdicts:
-                cell.outputs = _outputs(verdicts[grade_id])
+                cell.outputs = _outputs(verdicts[grade_id], self.verdict_kb * 2 ** 10)
                 # SaveAutoGrades scores what the metadata says: make it say what was released.
                 cell.metadata.nbgrader.update(grade=True, solution=False, locked=True,
                                               points=template.points[grade_id])
@@ -69,7 +89,8 @@ class JudgeExercises(NbGraderPreprocessor):
             return runner.Template.of_gradebook(gb, names["notebook"], names["assignment"])
 
     def limits(self) -> sandbox.Limits:
-        return sandbox.Limits(self.timeout, self.cpu_seconds, self.memory_mb)
+        return sandbox.Limits(self.timeout, self.cpu_seconds, self.memory_mb, self.max_tasks,
+                              self.output_mb, tmpfs_mb=self.tmpfs_mb)
 
     def use_bwrap(self) -> bool:
         if self.sandbox == "none":
@@ -82,17 +103,23 @@ class JudgeExercises(NbGraderPreprocessor):
         return ok
 
 
-def _outputs(res):
+def _outputs(res, cap: int = 16 * 2 ** 10):
     """One output per verdict: text when it passed, an error (which nbgrader scores 0) when not.
     An answer sent to manual grading is an error too, so that no configuration can turn it into
-    full marks; `FlagForManualGrading` then takes the zero back and asks for a human."""
+    full marks; `FlagForManualGrading` then takes the zero back and asks for a human.
+    Written after LimitOutput, so cut here to ``cap`` characters (a verdict quotes answers)."""
+    text = _cut(res.summary(), cap)
     if res.manual:
-        return [new_output("error", ename="NeedsManualGrading", evalue=res.manual,
-                           traceback=[res.summary()])]
+        return [new_output("error", ename="NeedsManualGrading", evalue=_cut(res.manual, 2000),
+                           traceback=[text])]
     if res.passed:
-        return [new_output("stream", name="stdout", text="Judge: " + res.summary() + "\n")]
-    head, _, _ = res.summary().partition("\n")
-    return [new_output("error", ename="JudgeVerdict", evalue=head, traceback=[res.summary()])]
+        return [new_output("stream", name="stdout", text="Judge: " + text + "\n")]
+    head, _, _ = text.partition("\n")
+    return [new_output("error", ename="JudgeVerdict", evalue=_cut(head, 2000), traceback=[text])]
+
+
+def _cut(text: str, cap: int) -> str:
+    return text if len(text) <= cap else text[:cap] + f"\n[... {len(text) - cap} more characters]"
 
 
 class FlagForManualGrading(NbGraderPreprocessor):

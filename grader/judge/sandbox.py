@@ -1,16 +1,33 @@
 """The box a judge child runs in: bubblewrap with no network and a read-only view of only what
-Python needs, plus CPU, memory and wall-clock limits. Without bubblewrap it still applies the
-limits, and says loudly that student code can read the disk."""
+Python needs, size-limited tmpfs, and limits on memory, CPU, tasks, output and wall-clock time.
+
+Where the limits come from (`mechanism` says which applies on this machine):
+
+* **a cgroup** (``cgroup.py``; v2, or v1's memory/pids/cpuacct, where we may make one, e.g. as
+  root): memory (tmpfs included), tasks and CPU time count every process of the box together;
+* **else rlimits**, per process: RLIMIT_AS for memory, RLIMIT_CPU, RLIMIT_NPROC (counted in
+  bubblewrap's own user namespace when not root; never enforced for root), plus a count of the
+  box's process tree every ``watch.TICK_S`` (what holds for root without a cgroup).
+
+Either way RLIMIT_CPU and RLIMIT_FSIZE also hold per process, every tmpfs is sized, and the
+trusted process reads at most ``output_mb`` of output and ``answer_mb`` of answer (``watch.py``).
+A `Budget` bounds the wall-clock time of all the children one submission costs. Without
+bubblewrap the limits still apply, and it says loudly that student code can read the disk."""
 from __future__ import annotations
 
+import functools
+import json
 import os
 import shutil
 import subprocess
 import sys
 import sysconfig
 import tempfile
+import time
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+
+from . import cgroup, confine, kit_tree, watch
 
 GRADER_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -19,11 +36,42 @@ class SandboxUnavailable(UserWarning):
     """Raised as a warning when grading runs without bubblewrap."""
 
 
+# The name of the variable that tells the child which file descriptor its answer goes to.
+ANSWER_FD = "INSIDE_VMAP_ANSWER_FD"
+
+
 @dataclass(frozen=True)
 class Limits:
-    wall_s: float = 60.0
-    cpu_s: int = 120
-    memory_mb: int = 4096
+    """One judge child's limits; the defaults are the course's (``JudgeExercises`` reads them)."""
+    wall_s: float = 90.0         # wall-clock seconds
+    cpu_s: int = 180             # CPU seconds, all its processes together where a cgroup counts
+    memory_mb: int = 4096        # MiB, all processes and tmpfs together (else per process)
+    tasks: int = 512             # processes and threads (JAX alone starts a few per core)
+    output_mb: int = 8           # MiB it may print to stdout and stderr together
+    answer_mb: int = 64          # MiB of answer (the observations, as JSON)
+    tmpfs_mb: int = 64           # size of each of its tmpfs (/tmp, /dev/shm)
+
+
+class Budget:
+    """Wall-clock seconds all the judge children of one submission may take together: the
+    first child and every per-exercise retry after it. Spent, the rest are not started."""
+
+    DEFAULT_S = 300.0
+
+    def __init__(self, seconds: float = DEFAULT_S):
+        self.seconds, self.used = float(seconds), 0.0
+
+    def left(self) -> float:
+        return self.seconds - self.used
+
+    def cap(self, limits: Limits) -> Limits:
+        return replace(limits, wall_s=min(limits.wall_s, max(self.left(), 0.0)))
+
+    def charge(self, seconds: float) -> None:
+        self.used += seconds
+
+    def spent(self) -> str:
+        return f"the judge's time for this submission ({self.seconds:.0f} s) ran out"
 
 
 @dataclass(frozen=True)
@@ -49,28 +97,56 @@ class CompileCache:
 
 @dataclass(frozen=True)
 class Outcome:
-    """How a child ended: its stdout, and why it failed if it did (``None`` when it exited 0)."""
-    stdout: str
+    """How a child ended: what it sent on its answer pipe, and why it failed if it did (``None``
+    when it exited 0 within its limits). What it printed is counted, never kept."""
+    answer: str
     failure: str | None
 
 
+KITS_ENV = "INSIDE_VMAP_KITS"
+
+
+def kits() -> str:
+    """The folder holding the ``grader`` the boxes see (the kit tree): built once per grading
+    process; a kernel's launcher is told it (``KITS_ENV``) rather than building its own, which
+    nothing would remove once it has exec'd the box."""
+    return os.environ.get(KITS_ENV) or kit_tree.shared()
+
+
 def _readable_roots() -> list[str]:
-    """Only what the interpreter and its packages need; never the course, submissions or gradebook."""
-    roots = {sys.prefix, sys.base_prefix, sysconfig.get_paths()["stdlib"],
-             os.path.join(GRADER_ROOT, "grader")}
+    """Only what the interpreter and its packages need, and of the course only the lessons' kits
+    (`kit_tree`); never the course's answer key, submissions or gradebook."""
+    roots = {sys.prefix, sys.base_prefix, sysconfig.get_paths()["stdlib"], kits()}
     return sorted(p for p in roots if os.path.exists(p))
 
 
-def bwrap_prefix(share_net: bool = False, cwd: str | None = None) -> list[str]:
-    """bubblewrap options: a private /tmp, read-only system and Python; ``cwd`` bound writable."""
+def _hidden_copies() -> list[str]:
+    """A full ``grader`` package installed inside a mounted root (``pip install .`` rather than
+    the editable install): mounted over with an empty tmpfs, so only the kit tree imports."""
+    import importlib.util
+    spec = importlib.util.find_spec("grader")
+    found = list(spec.submodule_search_locations or []) if spec else []
+    roots = [r for r in _readable_roots() if r != kits()]
+    return [p for p in found if any(os.path.commonpath([p, r]) == r for r in roots)]
+
+
+def bwrap_prefix(share_net: bool = False, cwd: str | None = None,
+                 tmpfs_mb: int = Limits.tmpfs_mb) -> list[str]:
+    """bubblewrap options: read-only system and Python, ``cwd`` bound writable, and a private
+    /tmp and /dev/shm of ``tmpfs_mb`` MiB each (``--dev``'s own /dev/shm is a folder of an
+    unbounded tmpfs, so /dev is remounted read-only once /dev/shm is mounted over it)."""
+    size = ["--size", str(tmpfs_mb * 2 ** 20)]
     cmd = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session",
-           "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+           "--proc", "/proc", "--dev", "/dev", *size, "--tmpfs", "/dev/shm",
+           "--remount-ro", "/dev", *size, "--tmpfs", "/tmp"]
     cmd += ["--share-net"] if share_net else []
     for sysdir in ("/usr", "/lib", "/lib64", "/bin", "/etc/alternatives", "/etc/ld.so.cache"):
         if os.path.exists(sysdir):
             cmd += ["--ro-bind", sysdir, sysdir]
     for root in _readable_roots():
         cmd += ["--ro-bind", root, root]
+    for hidden in _hidden_copies():
+        cmd += ["--tmpfs", hidden]
     if cwd:
         cmd += ["--bind", cwd, cwd]
     return cmd + ["--chdir", cwd or "/tmp"]
@@ -83,54 +159,109 @@ def available() -> bool:
     return probe.returncode == 0
 
 
-# Limits are set by a tiny launcher that then execs the box, rather than by ``preexec_fn``: the
-# parent runs JAX's threads, and forking a threaded process to run Python code can deadlock.
-_LAUNCH = ("import os, resource, sys\n"
-           "cpu, mem = int(sys.argv[1]), int(sys.argv[2])\n"
-           "resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))\n"
-           "resource.setrlimit(resource.RLIMIT_AS, (mem, mem))\n"
-           "os.execvp(sys.argv[3], sys.argv[3:])\n")
+@functools.lru_cache(maxsize=1)
+def cgroups() -> bool:
+    """Whether boxes get a cgroup here (probed once per process)."""
+    return cgroup.available()
 
 
-def _limited(cmd: list[str], limits: Limits) -> list[str]:
-    return [sys.executable, "-S", "-c", _LAUNCH, str(limits.cpu_s),
-            str(limits.memory_mb * 2 ** 20)] + cmd
+def mechanism() -> str:
+    """Which limits hold on this machine, in words (logged by autograde)."""
+    if cgroups():
+        return f"cgroup {cgroup.layout()} (memory, tasks and CPU per box, all its processes)"
+    return ("rlimits per process (RLIMIT_AS, RLIMIT_CPU, RLIMIT_FSIZE, RLIMIT_NPROC) and a "
+            "count of each box's process tree; no cgroup can be made here")
 
 
-def command(module: str, use_bwrap: bool, cache: CompileCache | None = None) -> list[str]:
-    box = bwrap_prefix() + (cache.bwrap_args() if cache else []) if use_bwrap else []
-    return box + [sys.executable, "-m", module]
+def confinement(cpu_s: int, memory_mb: int, tasks: int, fsize_mb: int, group,
+                boxed: bool) -> dict:
+    """What ``confine.apply`` sets in a box before it starts: the group to join and the
+    rlimits. With a group, memory is its business (RLIMIT_AS would count address space JAX
+    reserves and never touches); without, RLIMIT_AS is the best bound there is."""
+    rlimits = {"cpu": cpu_s, "fsize": fsize_mb * 2 ** 20, "nproc": tasks}
+    if group is None:
+        rlimits["as"] = memory_mb * 2 ** 20
+        if not boxed and os.getuid() != 0:   # outside a user namespace it counts all our tasks
+            rlimits["nproc"] = tasks + _own_tasks()
+    return {"rlimits": rlimits, "cgroup": group.procs_files() if group else []}
+
+
+def _own_tasks() -> int:
+    uid, count = str(os.getuid()), 0
+    for name in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{name}/status") as fh:
+                status = dict(line.split(":", 1) for line in fh if ":" in line)
+        except OSError:
+            continue
+        if status.get("Uid", "").split()[:1] == [uid]:
+            count += int(status.get("Threads", "1"))
+    return count
+
+
+def _launched(cmd: list[str], spec: dict) -> list[str]:
+    # Run as a file, isolated (-I: no PYTHON* variables, no script folder on the path), so it
+    # finds nothing of the course whatever the current folder and the child's PYTHONPATH.
+    return [sys.executable, "-I", "-S", confine.__file__, json.dumps(spec)] + cmd
+
+
+def command(argv: list[str], use_bwrap: bool, cache: CompileCache | None = None,
+            tmpfs_mb: int = Limits.tmpfs_mb) -> list[str]:
+    box = bwrap_prefix(tmpfs_mb=tmpfs_mb) + (cache.bwrap_args() if cache else []) \
+        if use_bwrap else []
+    return box + list(argv)
 
 
 def child_env(cache: CompileCache | None = None) -> dict:
     keep = {k: os.environ[k] for k in ("PATH", "LANG", "LC_ALL") if k in os.environ}
-    return dict(keep, JAX_PLATFORMS="cpu", PYTHONPATH=GRADER_ROOT, HOME="/tmp",
+    return dict(keep, JAX_PLATFORMS="cpu", PYTHONPATH=kits(), HOME="/tmp",
                 PYTHONDONTWRITEBYTECODE="1", XLA_FLAGS="--xla_force_host_platform_device_count=1",
                 **(cache.env() if cache else {}))
 
 
 def run(module: str, stdin: str, limits: Limits = Limits(), use_bwrap: bool | None = None,
-        cache: CompileCache | None = None) -> Outcome:
+        cache: CompileCache | None = None, budget: Budget | None = None) -> Outcome:
     """Run ``python -m module`` in the box with ``stdin``; never raises for the child's faults."""
+    return run_argv([sys.executable, "-m", module], stdin, limits, use_bwrap, cache, budget)
+
+
+def run_argv(argv: list[str], stdin: str, limits: Limits = Limits(),
+             use_bwrap: bool | None = None, cache: CompileCache | None = None,
+             budget: Budget | None = None) -> Outcome:
+    """Run ``argv`` in the box, as `run` does (its answer pipe is ``$INSIDE_VMAP_ANSWER_FD``)."""
     if use_bwrap is None:
         use_bwrap = available()
     if not use_bwrap:
         warnings.warn("bubblewrap is unavailable: judge children run WITHOUT filesystem or network "
                       "isolation (install Debian's bubblewrap)", SandboxUnavailable, stacklevel=2)
+    wanted = limits
+    if budget is not None:
+        if budget.left() <= 0:
+            return Outcome("", budget.spent())
+        limits = budget.cap(limits)
+    group = cgroup.Group.create(limits.memory_mb, limits.tasks) if cgroups() else None
+    spec = confinement(limits.cpu_s, limits.memory_mb, limits.tasks, limits.tmpfs_mb, group,
+                       use_bwrap)
+    answer_r, answer_w = os.pipe()
+    start = time.monotonic()
     try:
-        proc = subprocess.run(_limited(command(module, use_bwrap, cache), limits), input=stdin,
-                              capture_output=True, text=True, timeout=limits.wall_s,
-                              env=child_env(cache), start_new_session=True,
-                              cwd=None if use_bwrap else tempfile.gettempdir())
-    except subprocess.TimeoutExpired:
-        return Outcome("", f"timed out after {limits.wall_s:.0f} s")
-    if proc.returncode != 0:
-        return Outcome(proc.stdout, _died(proc.returncode, proc.stderr))
-    return Outcome(proc.stdout, None)
-
-
-def _died(code: int, stderr: str) -> str:
-    if code < 0:
-        return f"killed by signal {-code}"
-    tail = stderr.strip().splitlines()[-1:] or [""]
-    return f"exited with status {code}" + (f" ({tail[0][:200]})" if tail[0] else "")
+        try:
+            proc = subprocess.Popen(
+                _launched(command(argv, use_bwrap, cache, limits.tmpfs_mb), spec),
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                pass_fds=(answer_w,), env=dict(child_env(cache), **{ANSWER_FD: str(answer_w)}),
+                start_new_session=True, cwd=None if use_bwrap else tempfile.gettempdir())
+        except BaseException:
+            os.close(answer_r)
+            raise
+        finally:
+            os.close(answer_w)
+        ended = watch.Follow(proc, stdin.encode(), answer_r, limits, group).run()
+    finally:
+        if group is not None and not group.remove():
+            warnings.warn(f"could not remove the judge's cgroup {group.dirs}", stacklevel=2)
+        if budget is not None:
+            budget.charge(time.monotonic() - start)
+    if limits.wall_s < wanted.wall_s and (ended.failure or "").startswith("timed out"):
+        return Outcome(ended.answer, budget.spent())
+    return Outcome(ended.answer, ended.failure)

@@ -1,0 +1,260 @@
+"""nbgrader's ``Execute``, bounded: what a submission's kernel may print, use and write.
+
+`BoundedExecute` takes ``Execute``'s place in ``Autograde.autograde_preprocessors`` (every
+``c.Execute.*`` option still applies). It runs in the trusted nbgrader process, so it is what
+keeps that process small whatever the kernel sends:
+
+* output is counted as each message arrives: past ``cell_output_kb`` in a cell or
+  ``notebook_output_kb`` in the notebook it is dropped (with a note in the cell); past
+  ``output_hard_mb`` received in all, or in one message (ZeroMQ refuses larger ones before they
+  are read), the kernel is stopped;
+* the kernel gets a cgroup (memory, tasks; CPU is read from it) or, where none can be made,
+  rlimits and a count of its process tree (see ``sandbox.py``), its tmpfs are sized, and it
+  starts with an allow-listed environment (``kernel.py``);
+* what it adds to the submission's folder is counted while it runs and after (``quota.py``):
+  past ``disk_mb`` it is stopped and what it added is removed.
+
+A limit hit fails the submission with `KernelLimitExceeded`, whose message nbgrader logs and
+``grader.instructor.autograde`` records as the reason; the rest of the batch is graded.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import threading
+import time
+
+from nbclient.util import run_sync
+from nbformat.v4 import new_output
+from nbgrader.preprocessors import Execute
+from traitlets import Enum, Int, List, Unicode
+
+from . import cgroup, kernel, quota, sandbox, watch
+from .channels import BoundedKernelClient, BoundedKernelManager, size as message_size
+
+MARK = "inside-vmap limit: "       # autograde.failure_reason finds the reason behind it
+_KEPT = {"stream", "display_data", "execute_result", "error", "update_display_data",
+         "comm_open", "comm_msg"}
+
+
+class KernelLimitExceeded(RuntimeError):
+    def __init__(self, reason: str):
+        super().__init__(MARK + reason)
+        self.reason = reason
+
+
+class BoundedExecute(Execute):
+    memory_mb = Int(4096, help="MiB of memory for the kernel and everything it starts, tmpfs "
+                               "included (a cgroup; else RLIMIT_AS per process).").tag(config=True)
+    cpu_seconds = Int(600, help="CPU seconds for the kernel and everything it starts, "
+                                "together where a cgroup counts them.").tag(config=True)
+    wall_seconds = Int(1200, help="Wall-clock seconds for the whole notebook (each cell has "
+                                  "Execute.timeout as well).").tag(config=True)
+    max_tasks = Int(512, help="Processes and threads the kernel may run at once.").tag(config=True)
+    disk_mb = Int(64, help="MiB the kernel may add to the submission's folder, its only "
+                           "writable folder (RLIMIT_FSIZE per file, and a count of the folder)."
+                  ).tag(config=True)
+    tmpfs_mb = Int(sandbox.Limits.tmpfs_mb, help="MiB of each of the kernel's tmpfs (/tmp, "
+                                                 "/dev/shm).").tag(config=True)
+    cell_output_kb = Int(1024, help="KiB of output kept per cell; the rest is dropped with a "
+                                    "note.").tag(config=True)
+    notebook_output_kb = Int(3072, help="KiB of output kept per notebook.").tag(config=True)
+    output_hard_mb = Int(32, help="MiB of output received in all (kept or not), or in one "
+                                  "message, past which the kernel is stopped and the "
+                                  "submission fails.").tag(config=True)
+    sandbox = Enum(["auto", "bwrap", "none"], default_value="auto",
+                   help="The kernel's box: 'bwrap' requires bubblewrap, 'none' runs it without "
+                        "isolation (limits still hold), 'auto' boxes it when bubblewrap works."
+                   ).tag(config=True)
+    env_keep = List(Unicode(), default_value=list(kernel.ENV_KEEP),
+                    help="Variables of nbgrader's environment the kernel keeps; it gets no "
+                         "others (HOME and PYTHONPATH are set).").tag(config=True)
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("kernel_manager_class", BoundedKernelManager)
+        super().__init__(*args, **kwargs)
+
+    # ---- one notebook -------------------------------------------------------------------
+    def preprocess(self, nb, resources, km=None):
+        folder = os.path.abspath(resources.get("metadata", {}).get("path") or os.getcwd())
+        group = cgroup.Group.create(self.memory_mb, self.max_tasks, "inside-vmap-kernel") \
+            if sandbox.cgroups() else None
+        self._reason, self._group, self._exit_code = None, group, None
+        self._seen = {"all": 0, "kept": 0, "cell": None}
+        before = quota.snapshot(folder)
+        dog = _Watchdog(self, folder, before)
+        error = None
+        try:
+            dog.start()
+            nb, resources = super().preprocess(nb, resources, km)
+        except Exception as err:         # a limit's consequence (a dead kernel) or a real error
+            error = err
+        finally:
+            dog.finish()
+            reason = self._reason or self._group_reason() or dog.check_disk()
+            if quota.added(folder, before, self.disk_mb * 2 ** 20) > self.disk_mb * 2 ** 20:
+                quota.remove_added(folder, before)
+            if group is not None:
+                group.remove()
+        if reason:
+            raise KernelLimitExceeded(reason) from error
+        if error is not None:
+            raise error
+        return nb, resources
+
+    def _spec(self) -> dict:
+        boxed = self.sandbox != "none" and sandbox.available()
+        confine = sandbox.confinement(self.cpu_seconds, self.memory_mb, self.max_tasks,
+                                      self.disk_mb, self._group, boxed)
+        return {"confine": confine, "tmpfs_mb": self.tmpfs_mb, "env": list(self.env_keep),
+                "sandbox": self.sandbox, "kits": sandbox.kits()}
+
+    async def async_start_new_kernel(self, **kwargs):
+        # Here, not in preprocess: ExecutePreprocessor.preprocess re-reads extra_arguments
+        # from the configuration.
+        limits = f"{kernel.LIMITS_ARG}={json.dumps(self._spec())}"
+        self.extra_arguments = [a for a in self.extra_arguments
+                                if not a.startswith(kernel.LIMITS_ARG)] + [limits]
+        return await super().async_start_new_kernel(**kwargs)
+
+    start_new_kernel = run_sync(async_start_new_kernel)   # nbclient's sync path calls this one
+
+    def create_kernel_manager(self):
+        km = super().create_kernel_manager()
+        if isinstance(km, BoundedKernelManager):
+            km.max_message_bytes = self.output_hard_mb * 2 ** 20 + 2 ** 16
+        return km
+
+    # ---- stopping the kernel ------------------------------------------------------------
+    def stop(self, reason: str) -> None:
+        """Record why (the first reason wins) and kill the kernel with all it started;
+        nbclient then finds it dead."""
+        self._reason = self._reason or reason
+        if self._group is not None:
+            self._group.kill()
+        pid = self.kernel_pid()
+        if pid:
+            watch.kill_tree(pid)
+
+    def kernel_pid(self) -> int | None:
+        process = getattr(getattr(self.km, "provisioner", None), "process", None)
+        return getattr(process, "pid", None)
+
+    def _group_reason(self) -> str | None:
+        code = getattr(self, "_exit_code", None)   # RLIMIT_CPU, where no cgroup counts CPU
+        if code in (-signal.SIGXCPU, 128 + signal.SIGXCPU):
+            return f"the grading kernel used more than {self.cpu_seconds} s of CPU time"
+        if self._group is None:
+            return None
+        if self._group.out_of_memory():
+            return f"the grading kernel used more than {self.memory_mb} MiB of memory"
+        if self._group.hit_task_limit():
+            return f"the grading kernel started more than {self.max_tasks} processes or threads"
+        return None
+
+    # ---- output, as it arrives ----------------------------------------------------------
+    def preprocess_cell(self, cell, resources, index):
+        self._running = True             # a channel dropping the kernel now is its doing
+        try:
+            return super().preprocess_cell(cell, resources, index)
+        finally:
+            self._running = False
+
+    def process_message(self, msg, cell, cell_index):
+        seen, kind = self._seen, msg["msg_type"]
+        size = message_size(msg.get("content")) + sum(len(b) for b in msg.get("buffers") or ())
+        seen["all"] += size
+        if seen["all"] > self.output_hard_mb * 2 ** 20:
+            self.stop(f"the grading kernel printed more than {self.output_hard_mb} MiB")
+            if kind != "status":
+                return None
+        if kind in _KEPT:
+            if seen["cell"] != cell_index:
+                seen.update(cell=cell_index, in_cell=0, noted=False)
+            room = min(self.cell_output_kb * 2 ** 10 - seen["in_cell"],
+                       self.notebook_output_kb * 2 ** 10 - seen["kept"])
+            if size > room:
+                if kind != "stream" or room <= 0:
+                    return self._note(cell, seen)
+                msg["content"]["text"] = msg["content"].get("text", "")[:room]   # the start fits
+                size = room
+            seen["in_cell"] += size
+            seen["kept"] += size
+            out = super().process_message(msg, cell, cell_index)
+            if seen["in_cell"] >= self.cell_output_kb * 2 ** 10 or \
+                    seen["kept"] >= self.notebook_output_kb * 2 ** 10:
+                self._note(cell, seen)
+            return out
+        return super().process_message(msg, cell, cell_index)
+
+    def _note(self, cell, seen) -> None:
+        """Say once per cell that output was cut (what is cut is never held)."""
+        if not seen["noted"]:
+            seen["noted"] = True
+            cell.outputs.append(new_output("stream", name="stderr", text=(
+                f"[output cut off while grading: more than {self.cell_output_kb} KiB in this "
+                f"cell or {self.notebook_output_kb} KiB in the notebook]\n")))
+
+
+def _alive(pid: int | None) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except (OSError, IndexError):
+        return False
+
+
+class _Watchdog(threading.Thread):
+    """Reads the kernel's CPU time, tasks, folder and clock every tick while cells run."""
+
+    def __init__(self, ex: BoundedExecute, folder: str, before: dict):
+        super().__init__(name="inside-vmap-kernel-watchdog", daemon=True)
+        self.ex, self.folder, self.before = ex, folder, before
+        self.done, self.cut_at, self.process = threading.Event(), None, None
+
+    def run(self) -> None:
+        start = time.monotonic()
+        while not self.done.wait(watch.TICK_S):
+            reason = self.check(time.monotonic() - start)
+            if reason:
+                self.ex.stop(reason)
+
+    def check(self, elapsed: float) -> str | None:
+        ex, group = self.ex, self.ex._group
+        self.process = self.process or getattr(getattr(ex.km, "provisioner", None), "process",
+                                               None)
+        if elapsed > ex.wall_seconds:
+            return f"the grading kernel ran longer than {ex.wall_seconds} s"
+        if group is not None and group.cpu_seconds() > ex.cpu_seconds:
+            return f"the grading kernel used more than {ex.cpu_seconds} s of CPU time"
+        pid = ex.kernel_pid()
+        if (group.hit_task_limit() if group is not None else
+                pid and watch.tasks_in_tree(pid) > ex.max_tasks):
+            return f"the grading kernel started more than {ex.max_tasks} processes or threads"
+        if self._cut_off(elapsed, pid):
+            return f"the grading kernel printed more than {ex.output_hard_mb} MiB at once"
+        return self.check_disk()
+
+    def _cut_off(self, elapsed: float, pid: int | None) -> bool:
+        """A channel dropped a kernel that is still alive a moment later: ZeroMQ refused a
+        message too large (a kernel that dies, or is interrupted to death, drops them too)."""
+        kc = getattr(self.ex, "kc", None)
+        if self.cut_at is None and getattr(self.ex, "_running", False) \
+                and isinstance(kc, BoundedKernelClient) and kc.cut_off():
+            self.cut_at = elapsed
+        return self.cut_at is not None and elapsed - self.cut_at > 0.5 and _alive(pid)
+
+    def check_disk(self) -> str | None:
+        limit = self.ex.disk_mb * 2 ** 20
+        if quota.added(self.folder, self.before, limit) > limit:
+            return (f"the grading kernel wrote more than {self.ex.disk_mb} MiB into the "
+                    "submission's folder")
+        return None
+
+    def finish(self) -> None:
+        self.done.set()
+        if self.is_alive():
+            self.join()
+        if self.process is not None:      # how the kernel ended (jupyter_client reaped it)
+            self.ex._exit_code = self.process.returncode

@@ -1,0 +1,182 @@
+"""Follow a running box from the trusted process: read its pipes with byte caps, and stop it at
+its wall-clock, CPU or task limit, whichever comes first.
+
+The trusted process never holds more than the caps: whatever a child prints past
+``Limits.output_mb`` is the reason it is killed, not data kept. Its answer arrives on a pipe of
+its own (never mixed with what student code prints) and is capped too.
+"""
+from __future__ import annotations
+
+import os
+import selectors
+import signal
+import time
+from dataclasses import dataclass
+
+CHUNK = 1 << 16
+TICK_S = 0.2          # how often CPU time and task counts are read
+GRACE_S = 1.0         # how long to keep reading after the child exits (an orphan holds a pipe)
+TAIL = 2000           # bytes of stderr kept, for the message of a child that crashed
+
+
+@dataclass(frozen=True)
+class Ended:
+    answer: str
+    failure: str | None
+
+
+def _tree(root: int) -> dict[int, int]:
+    """``{pid: threads}`` of ``root`` and every descendant, read from /proc."""
+    parent, threads = {}, {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parent[int(name)], threads[int(name)] = int(fields[1]), int(fields[17])
+    children: dict[int, list[int]] = {}
+    for pid, ppid in parent.items():
+        children.setdefault(ppid, []).append(pid)
+    found, todo = {}, [root]
+    while todo:
+        pid = todo.pop()
+        if pid in threads and pid not in found:
+            found[pid] = threads[pid]
+            todo.extend(children.get(pid, ()))
+    return found
+
+
+def tasks_in_tree(root: int) -> int:
+    """Threads of ``root`` and all its descendants: the process count used where no cgroup
+    counts them (RLIMIT_NPROC does not hold for root). An orphan outside a pid namespace (no
+    bubblewrap) escapes it."""
+    return sum(_tree(root).values())
+
+
+def kill_tree(root: int) -> None:
+    """SIGKILL ``root``'s process group and every descendant (children first would let them
+    re-parent; all are signalled before any is reaped)."""
+    for pid in [root] + [p for p in _tree(root) if p != root]:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    try:
+        os.killpg(root, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+class Follow:
+    """One child being followed: its pipes, its budget of bytes, and why it was stopped."""
+
+    def __init__(self, proc, stdin: bytes, answer_fd: int, limits, group):
+        self.proc, self.limits, self.group = proc, limits, group
+        self.pending, self.answer, self.tail = memoryview(stdin), bytearray(), bytearray()
+        self.printed, self.reason = 0, None
+        self.sel = selectors.DefaultSelector()
+        os.set_blocking(proc.stdin.fileno(), False)
+        self.sel.register(proc.stdin, selectors.EVENT_WRITE, "stdin")
+        self.sel.register(proc.stdout, selectors.EVENT_READ, "stdout")
+        self.sel.register(proc.stderr, selectors.EVENT_READ, "stderr")
+        self.answer_file = os.fdopen(answer_fd, "rb", buffering=0)
+        self.sel.register(self.answer_file, selectors.EVENT_READ, "answer")
+
+    def run(self) -> Ended:
+        start = time.monotonic()
+        deadline, exited = start + self.limits.wall_s, None
+        try:
+            while self.sel.get_map() and self.reason is None:
+                now = time.monotonic()
+                for key, _ in self.sel.select(max(0.0, min(TICK_S, deadline - now))):
+                    self._serve(key)
+                now = time.monotonic()
+                if now >= deadline:
+                    self.reason = f"timed out after {self.limits.wall_s:.0f} s"
+                self.reason = self.reason or self._over_limits()
+                if self.proc.poll() is not None:
+                    exited = exited or now
+                    if now - exited > GRACE_S:
+                        break
+        finally:
+            self._stop()
+        return Ended(self.answer.decode("utf-8", "replace"), self._failure())
+
+    def _serve(self, key) -> None:
+        name, f = key.data, key.fileobj
+        if name == "stdin":
+            try:
+                sent = os.write(f.fileno(), self.pending[:CHUNK])
+            except (BrokenPipeError, OSError):
+                sent = len(self.pending)
+            self.pending = self.pending[sent:]
+            if not self.pending:
+                self._close(f)
+            return
+        data = os.read(f.fileno(), CHUNK)
+        if not data:
+            self._close(f)
+        elif name == "answer":
+            self.answer += data
+            if len(self.answer) > self.limits.answer_mb * 2 ** 20:
+                self.reason = f"answered with more than {self.limits.answer_mb} MiB"
+        else:
+            self.printed += len(data)
+            if name == "stderr":
+                self.tail = (self.tail + data)[-TAIL:]
+            if self.printed > self.limits.output_mb * 2 ** 20:
+                self.reason = f"printed more than {self.limits.output_mb} MiB"
+
+    def _close(self, f) -> None:
+        self.sel.unregister(f)
+        f.close()
+
+    def _over_limits(self) -> str | None:
+        if self.group is None:
+            if tasks_in_tree(self.proc.pid) > self.limits.tasks:
+                return f"started more than {self.limits.tasks} processes or threads"
+            return None
+        if self.group.out_of_memory():      # one process killed for it: the box is done
+            return f"used more than {self.limits.memory_mb} MiB of memory"
+        if self.group.hit_task_limit():
+            return f"started more than {self.limits.tasks} processes or threads"
+        if self.group.cpu_seconds() >= self.limits.cpu_s:
+            return f"used more than {self.limits.cpu_s} s of CPU time"
+        return None
+
+    def _stop(self) -> None:
+        """Kill whatever is left (before reaping, so the process group id is still ours)."""
+        kill_tree(self.proc.pid)
+        if self.group is not None:
+            self.group.kill()
+        self.proc.wait()
+        for key in list(self.sel.get_map().values()):
+            self._close(key.fileobj)
+        self.sel.close()
+
+    def _failure(self) -> str | None:
+        if self.reason:
+            return self.reason
+        if self.proc.returncode != 0 and self.group is not None:
+            why = self._over_limits()        # it died of a limit between two ticks
+            if why:
+                return why
+        return died(self.proc.returncode, self.tail.decode("utf-8", "replace"), self.limits)
+
+
+def died(code: int, stderr: str, limits) -> str | None:
+    """Why a child that ended by itself failed, or ``None`` when it exited 0."""
+    if code == 0:
+        return None
+    signum = -code if code < 0 else code - 128 if code > 128 else 0
+    if signum == signal.SIGXCPU:
+        return f"used more than {limits.cpu_s} s of CPU time"
+    if code < 0 or code > 128 and signum in (signal.SIGKILL, signal.SIGSEGV, signal.SIGABRT):
+        return f"killed by signal {signum}"
+    tail = stderr.strip().splitlines()[-1:] or [""]
+    if tail[0].startswith("MemoryError"):     # RLIMIT_AS, where no cgroup counts memory
+        return f"used more than {limits.memory_mb} MiB of memory"
+    return f"exited with status {code}" + (f" ({tail[0][:200]})" if tail[0] else "")

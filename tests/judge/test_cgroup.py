@@ -1,0 +1,53 @@
+"""A cgroup holds a box and everything it starts: it limits them together, says which limit
+they hit, and is gone afterwards."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from grader.judge import cgroup, confine
+
+pytestmark = pytest.mark.skipif(not cgroup.available(),
+                                reason="no cgroup can be made here (not root, or no delegated v2)")
+
+
+def run_in(group, code):
+    spec = json.dumps({"cgroup": group.procs_files(), "rlimits": {}})
+    return subprocess.run([sys.executable, "-I", "-S", confine.__file__, spec, sys.executable,
+                           "-c", code], capture_output=True, timeout=60)
+
+
+def test_memory_of_every_member_counts_and_the_kill_is_named():
+    group = cgroup.Group.create(memory_mb=64, tasks=16)
+    try:
+        proc = run_in(group, "import os\nif os.fork() == 0:\n    x = b'x' * (48 << 20)\n"
+                             "    os._exit(0)\nos.wait()\ny = b'y' * (48 << 20)\n"
+                             "z = b'z' * (48 << 20)\n")
+        assert proc.returncode != 0 and group.out_of_memory()
+        assert not group.hit_task_limit()
+    finally:
+        assert group.remove()
+    assert all(not os.path.exists(d) for d in group.dirs.values()) and not group.dirs
+
+
+def test_tasks_are_counted_and_cpu_time_is_read():
+    group = cgroup.Group.create(memory_mb=256, tasks=8)
+    try:
+        proc = run_in(group, "import os, time\nstarted = 0\nfor _ in range(20):\n"
+                             "    try:\n        if os.fork() == 0:\n            time.sleep(5)\n"
+                             "            os._exit(0)\n        started += 1\n"
+                             "    except OSError:\n        break\nprint(started)\n"
+                             "t = time.process_time()\nwhile time.process_time() - t < 0.3:\n"
+                             "    pass\n")
+        assert int(proc.stdout) < 8 and group.hit_task_limit()
+        assert group.cpu_seconds() >= 0.3
+        assert group.pids()            # the sleeping children are still members...
+    finally:
+        assert group.remove()          # ...until remove kills them
+
+
+def test_flat_keyed_files_are_read_by_key():
+    assert cgroup._field("oom 2\noom_kill 3\n", "oom_kill") == 3
+    assert cgroup._field("max 0\n", "oom_kill") == 0

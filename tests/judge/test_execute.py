@@ -1,0 +1,133 @@
+"""BoundedExecute: whatever a submission's kernel prints, uses or writes, the trusted process
+keeps only the caps, and a limit hit is a named failure, with nothing left behind."""
+import os
+
+import nbformat
+import pytest
+from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
+from traitlets.config import Config
+
+from grader.judge import execute, kernel, sandbox
+
+
+def _installed() -> bool:
+    try:
+        KernelSpecManager().get_kernel_spec(kernel.NAME)
+        return True
+    except NoSuchKernel:
+        return False
+
+
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(
+    not _installed(), reason="needs the inside-vmap-sandboxed kernelspec (make setup)")]
+
+
+@pytest.fixture(params=["cgroup", "rlimits"])
+def mechanism(request, monkeypatch):
+    if request.param == "cgroup" and not sandbox.cgroups():
+        pytest.skip("no cgroup can be made here (not root, or no delegated cgroup v2)")
+    if request.param == "rlimits":
+        monkeypatch.setattr(sandbox, "cgroups", lambda: False)
+    return request.param
+
+
+@pytest.fixture
+def run(tmp_path):
+    """``run(*cells, **limits)``: the executed notebook, or the KernelLimitExceeded raised."""
+    (tmp_path / "ipc").mkdir()
+    folder = tmp_path / "submission"
+    folder.mkdir()
+    (folder / "answer.ipynb").write_text("{}")
+
+    def execute_cells(*cells, **limits):
+        c = Config()
+        c.KernelManager.transport, c.KernelManager.ip = "ipc", str(tmp_path / "ipc" / "k")
+        c.Execute.timeout = 30
+        c.Execute.extra_arguments = ["--IPKernelApp.log_level=ERROR"]
+        # RLIMIT_AS counts address space, of which a bare kernel reserves more than 512 MiB.
+        memory = 512 if sandbox.cgroups() else 2048
+        for name, value in dict(dict(memory_mb=memory, max_tasks=64, disk_mb=4, cell_output_kb=64,
+                                     notebook_output_kb=96, output_hard_mb=2), **limits).items():
+            setattr(c.BoundedExecute, name, value)
+        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s) for s in cells])
+        ex = execute.BoundedExecute(config=c, kernel_name=kernel.NAME)
+        try:
+            return ex.preprocess(nb, {"metadata": {"path": str(folder)}})[0]
+        except execute.KernelLimitExceeded as err:
+            return err
+    execute_cells.folder = folder
+    return execute_cells
+
+
+def text(nb) -> list[str]:
+    return ["".join(o.get("text", "") for o in cell.outputs) for cell in nb.cells]
+
+
+def test_output_past_a_cells_cap_is_dropped_with_a_note(run):
+    nb = run("for i in range(2000):\n    print('x' * 99)", "print('next')")
+    first, second = text(nb)
+    assert 60_000 < len(first) < 66 * 1024 and "output cut off while grading" in first
+    assert second == "next\n"
+
+
+def test_output_past_the_notebooks_cap_is_dropped(run):
+    nb = run(*["print('y' * 40_000)"] * 4)
+    assert [len(t) > 40_000 for t in text(nb)] == [True, True, False, False]
+    assert "output cut off" in text(nb)[2]
+
+
+def test_printing_without_end_stops_the_kernel(run):
+    err = run("while True:\n    print('z' * 10_000)", "print('never')")
+    assert err.reason.startswith("the grading kernel printed more than 2 MiB")  # or "at once"
+
+
+def test_one_message_over_the_hard_cap_is_refused_unread(run):
+    err = run("print('w' * (8 << 20))")
+    assert err.reason == "the grading kernel printed more than 2 MiB at once"
+
+
+def test_a_memory_bomb_is_named(run, mechanism):
+    out = run("hold = []\nwhile True:\n    hold.append(b'x' * (32 << 20))", "print('after')")
+    if mechanism == "cgroup":
+        assert out.reason == "the grading kernel used more than 512 MiB of memory"
+    else:                   # RLIMIT_AS: the allocation fails, the kernel lives on
+        assert "MemoryError" in str(out.cells[0].outputs) and text(out)[1] == "after\n"
+
+
+def test_a_fork_bomb_is_named(run, mechanism):
+    err = run("import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n"
+              "        pass")
+    assert err.reason == "the grading kernel started more than 64 processes or threads"
+
+
+def test_cpu_time_is_limited(run, mechanism):
+    err = run("while True:\n    pass", cpu_seconds=2)
+    assert err.reason == "the grading kernel used more than 2 s of CPU time"
+
+
+def test_a_notebook_has_a_wall_clock_limit(run):
+    err = run("import time\ntime.sleep(60)", wall_seconds=2)
+    assert err.reason == "the grading kernel ran longer than 2 s"
+
+
+FILL = {"many files": "i = 0\nwhile True:\n    open(f'fill{i}', 'wb').write(b'x' * (1 << 20))\n"
+                      "    i += 1",
+        "one file": "with open('big', 'wb') as fh:\n    while True:\n"
+                    "        fh.write(b'x' * (1 << 20))"}
+
+
+@pytest.mark.parametrize("how", FILL)
+def test_filling_the_folder_is_stopped_and_undone(run, mechanism, how):
+    err = run(FILL[how])
+    assert err.reason == "the grading kernel wrote more than 4 MiB into the submission's folder"
+    assert os.listdir(run.folder) == ["answer.ipynb"]
+
+
+@pytest.mark.parametrize("box", ["auto", "none"])
+def test_the_kernel_sees_an_allow_listed_environment(run, box, monkeypatch):
+    monkeypatch.setenv("INSIDE_VMAP_SECRET", "do-not-show")
+    nb = run("import os\nprint(sorted(os.environ))\nprint(os.environ.get('INSIDE_VMAP_SECRET'))",
+             sandbox=box)
+    seen = text(nb)[0]
+    assert "INSIDE_VMAP_SECRET" not in seen and "do-not-show" not in seen
+    assert "'PATH'" in seen and seen.endswith("None\n")
