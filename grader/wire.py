@@ -42,7 +42,11 @@ def stage(name: str):
 
 
 def failure_from(err: BaseException, default_stage: str = "call") -> Failure:
-    last = traceback.format_exception_only(type(err), err)[-1].strip()
+    # Without the exception's notes: Python prints them after the error line, and JAX adds one
+    # (its traceback-filtering notice) to every error raised under a transformation.
+    exc = traceback.TracebackException.from_exception(err, limit=0)
+    exc.__notes__ = None
+    last = list(exc.format_exception_only())[-1].strip()
     return Failure(getattr(err, "_inside_vmap_stage", default_stage), last[:400])
 
 
@@ -57,8 +61,8 @@ def observe_safely(observe, objs, case):
 # ---- arrays --------------------------------------------------------------------------------------
 
 def pack(x) -> dict:
-    """An array as plain data: shape, dtype name and raw bytes."""
-    a = np.ascontiguousarray(np.asarray(x))
+    """An array as plain data: shape, dtype name and raw bytes (C order, whatever its strides)."""
+    a = np.asarray(x)       # not ascontiguousarray: it makes a 0-d array 1-d
     return {"shape": tuple(int(d) for d in a.shape), "dtype": str(a.dtype), "data": a.tobytes()}
 
 

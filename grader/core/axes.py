@@ -6,6 +6,7 @@ plain data, so a student's implementation can be compared with JAX's own case by
 from __future__ import annotations
 
 import contextlib
+import functools
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -59,6 +60,9 @@ def watch_matchaxis():
     module, calls = _jax.batching, []
     original = module.matchaxis
 
+    # wraps: the adapter reads matchaxis's signature off the module attribute, this wrapper
+    # while watching; inspect.signature follows __wrapped__ to the original's.
+    @functools.wraps(original)
     def recording(*args, **kwargs):
         calls.append(_jax.matchaxis_arguments(args, kwargs))
         return original(*args, **kwargs)

@@ -140,7 +140,9 @@ def score_batch(score_batch_fn, case) -> dict:
     w, xs = (jax.device_put(a) for a in score_inputs(case))
     out = score_batch_fn(w, xs)
     # No primitive processed by a BatchTrace while tracing means the answer did not batch with
-    # vmap at all, however vmap was imported or spelled.
+    # vmap at all, however vmap was imported or spelled. A fresh function each time: make_jaxpr
+    # caches traces by function, and a cached trace runs no BatchTrace, so checking the same
+    # answer twice on the same shapes would count no vmap.
     with counting_batched() as batched:
-        eqns = jaxprs.summarize_fn(score_batch_fn, w, xs, recursive=True)
+        eqns = jaxprs.summarize_fn(lambda a, b: score_batch_fn(a, b), w, xs, recursive=True)
     return {**pack(out), "eqns": eqn_data(eqns), "vmapped": batched[0]}
