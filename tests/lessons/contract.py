@@ -1,0 +1,85 @@
+"""What every graded exercise owes, checked the same way for each (the test files call these).
+
+* a right answer passes its visible cases and cases drawn now;
+* an answer that raises is a failed result naming the error, never a crash of the check;
+* hidden cases are fresh: none repeats a visible case, whatever seeds it was drawn in, and two
+  draws differ; a draw that repeats a visible case is drawn again;
+* cases, expectations and observations are plain data, and a verdict on observations that went
+  through the judge's wire is the verdict the kernel gives.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from grader import wire
+from grader.exercise import _without_seeds
+
+# The key `grader.exercise.fresh_cases` compares cases by: a case without its seeds.
+seedless = _without_seeds
+
+
+def overlap(visible, hidden, key=seedless) -> list:
+    """The hidden cases that repeat a visible one under ``key`` (new seeds do not make it new)."""
+    seen = {key(c) for c in visible}
+    return [c for c in hidden if key(c) in seen]
+
+
+def renewed(case: dict) -> dict:
+    """``case`` with fresh seeds: the same question, drawn again."""
+    return {k: (v + 12345 if k in ("seed", "_seed") else v) for k, v in case.items()}
+
+
+def assert_passes(exercise, *answer, min_cases: int = 1):
+    for hidden in (False, True):
+        res = exercise.check(*answer, hidden=hidden)
+        assert res.passed, res.summary()
+        assert res.cases >= min_cases
+
+
+def student_bug(*args, **kwargs):
+    raise RuntimeError("student bug")
+
+
+def assert_raising_answer_fails(exercise, every_case: bool = True):
+    res = exercise.check(student_bug)
+    assert not res.passed and res.findings, res.summary()
+    if every_case:
+        assert res.failed == res.cases
+    assert "RuntimeError: student bug" in res.findings[0].got
+
+
+def assert_fresh(exercise, key=seedless):
+    visible = exercise.cases(np.random.default_rng(0), False)
+    assert exercise.cases(np.random.default_rng(1), False) == visible      # visible cases are fixed
+    first = exercise.cases(np.random.default_rng(), True)
+    second = exercise.cases(np.random.default_rng(), True)
+    assert overlap(visible, first, key) == []
+    assert len({key(c) for c in first}) == len(first)                      # no hidden repeats
+    assert [key(c) for c in first] != [key(c) for c in second]
+
+
+def assert_repeat_is_drawn_again(monkeypatch, module, draw: str, exercise, visible, key=seedless):
+    """Make ``module.<draw>`` return a visible case in new seeds first: it must not be graded."""
+    real, calls = getattr(module, draw), []
+
+    def repeating(*args, **kwargs):
+        calls.append(1)
+        return renewed(visible) if len(calls) == 1 else real(*args, **kwargs)
+
+    monkeypatch.setattr(module, draw, repeating)
+    hidden = exercise.cases(np.random.default_rng(7), True)
+    assert calls, f"{module.__name__}.{draw} is not how {exercise.name} draws its cases"
+    assert overlap([visible], [renewed(visible)], key)       # the comparison sees the repeat...
+    assert overlap([visible], hidden, key) == []             # ...and the exercise drew again
+
+
+def assert_plain_and_judged_alike(exercise, *answer, seed: int = 1):
+    """Cases, expectations and observations survive the wire; the verdict is the kernel's."""
+    cases = exercise.cases(np.random.default_rng(seed), True)
+    for case in cases:
+        assert wire.loads(wire.dumps(case)) == case
+        wire.dumps(exercise.expect(case))
+    observed = [wire.loads(wire.dumps(exercise.observe_safely(answer, c))) for c in cases]
+    judged = exercise.verdict(cases, observed)
+    assert judged.to_dict() == exercise.check(*answer, hidden=True, seed=seed).to_dict()
+    return judged
