@@ -13,8 +13,13 @@ EXERCISES = ROOT / "exercises"
 
 
 def assignments():
-    found = EXERCISES.glob("*/*.ipynb") if EXERCISES.exists() else []
+    found = EXERCISES.glob("*/*.ipynb")
     return sorted({p.parent.name for p in found if ".ipynb_checkpoints" not in p.parts})
+
+
+def test_there_are_assignments():
+    # The tests below are parametrized by assignment: with none, they would all be skipped.
+    assert assignments(), f"no source assignments under {EXERCISES}"
 
 MARKERS = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS")
 
@@ -70,6 +75,41 @@ def test_release_passes_no_grade_cell_and_leaks_nothing(assignment, release):
         visible = {l.strip() for c in src.cells for l in _outside_markers(c.source)}
         leaked = [l for l in secret if l in rel_lines and l not in visible]
         assert leaked == []
+
+
+def secret_lines(nb_path) -> list[str]:
+    """Solution and hidden-test lines of a source notebook that appear nowhere outside them."""
+    src = nbformat.read(nb_path, as_version=4)
+    visible = {l.strip() for c in src.cells for l in _outside_markers(c.source)}
+    return [line for cell in src.cells
+            for b, e in (("BEGIN SOLUTION", "END SOLUTION"), ("BEGIN HIDDEN TESTS", "END HIDDEN TESTS"))
+            for line in regions(cell.source, b, e) if line not in visible]
+
+
+def released_lines(path) -> set[str]:
+    """Every line a released file holds (a notebook's cell sources and outputs, or its text)."""
+    if path.suffix == ".ipynb":
+        nb = nbformat.read(path, as_version=4)
+        texts = [c.source for c in nb.cells] + [str(o) for c in nb.cells for o in c.get("outputs", [])]
+    else:
+        texts = [path.read_text(errors="replace")]
+    return {l.strip() for t in texts for l in t.splitlines()}
+
+
+@pytest.mark.parametrize("assignment", assignments())
+def test_release_holds_no_md_twin_and_no_secret_line(assignment, release):
+    """The MyST twin holds the solutions and hidden tests: it must never be released, and no
+    released file may hold a solution or hidden-test line."""
+    assert sorted((EXERCISES / assignment).glob("*.md")), "the source has its MyST twin"
+    out = release(assignment)
+    files = [p for p in out.rglob("*") if p.is_file()]
+    assert files and not [p.name for p in files if p.suffix == ".md"]
+    secret = {line for nb in notebooks(assignment) for line in secret_lines(nb)}
+    assert secret
+    for path in files:
+        text = path.read_text(errors="replace")
+        assert not any(m in text for m in MARKERS), path.name
+        assert secret.isdisjoint(released_lines(path)), (path.name, sorted(secret & released_lines(path)))
 
 
 @pytest.mark.parametrize("assignment", assignments())
