@@ -20,16 +20,16 @@ BUILD := build
 # Environment of every test and notebook run: no GUI backend, fixed hashing, the venv's own kernel, a quiet debugger.
 RUN_ENV := MPLBACKEND=Agg PYTHONHASHSEED=0 JUPYTER_PREFER_ENV_PATH=1 PYDEVD_DISABLE_FILE_VALIDATION=1
 CPU_ENV := $(RUN_ENV) JAX_PLATFORMS=cpu
-ALLOW_EMPTY := tools/pytest-allow-empty
 NBVAL_STRICT := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval-sanitize.cfg
 NBVAL_LAX := --nbval-lax --nbval-current-env
 # Jupyter refuses to run as root (CI containers) unless told.
 LAB_ROOT_ARGS := $(if $(filter 0,$(shell id -u)),--ServerApp.allow_root=True)
 
-# $(call pytest-on,VENV,ENV,ARGS,PATHS): pytest ARGS on those of PATHS that exist, with VENV's bin first on PATH
-# (nbgrader calls alembic, jupytext and jupyter from there); "no tests collected" passes.
+# $(call pytest-on,VENV,ENV,ARGS,PATHS): pytest ARGS on PATHS, with VENV's bin first on PATH (nbgrader calls alembic,
+# jupytext and jupyter from there). A missing path, or one with nothing to collect, fails: an empty lessons/ or
+# exercises/ is a broken checkout, never a pass.
 define pytest-on
-$(if $(wildcard $(4)),$(2) PATH="$(CURDIR)/$(1)/bin:$$PATH" $(ALLOW_EMPTY) $(1)/bin/python -m pytest $(3) $(wildcard $(4)),@echo "inside-vmap: none of $(4) exists yet; skipped")
+$(if $(filter-out $(wildcard $(4)),$(4)),@echo "inside-vmap: $(filter-out $(wildcard $(4)),$(4)) missing; nothing to test there" >&2; exit 1,$(2) PATH="$(CURDIR)/$(1)/bin:$$PATH" $(1)/bin/python -m pytest $(3) $(4) || { rc=$$?; if [ $$rc -eq 5 ]; then echo "inside-vmap: no tests collected from $(4)" >&2; fi; exit $$rc; })
 endef
 
 .PHONY: help setup setup-old lab test test-gpu lessons sync-check lock clean distclean
@@ -153,7 +153,7 @@ bench: setup ## time bare execution, stock nbgrader and make autograde on N (def
 # ---- tests --------------------------------------------------------------------------------------------------------
 test: setup setup-old ## run everything: tests/ on JAX 0.10.2, core tests on JAX 0.4.38, strict nbval over lessons/
 	$(call pytest-on,$(VENV),$(CPU_ENV),-m "not browser",tests)
-	$(call pytest-on,$(OLD_VENV),$(CPU_ENV),-p no:cacheprovider,tests/core tests/grader)
+	$(call pytest-on,$(OLD_VENV),$(CPU_ENV),-p no:cacheprovider,tests/core tests/lessons)
 	$(call pytest-on,$(VENV),$(CPU_ENV),$(NBVAL_STRICT),lessons)
 	$(call pytest-on,$(OLD_VENV),$(CPU_ENV),$(NBVAL_LAX),lessons)
 

@@ -5,6 +5,7 @@ import os
 import re
 import socket
 import subprocess
+import sys
 import urllib.error
 from pathlib import Path
 
@@ -42,8 +43,8 @@ def fake_python(tmp_path, version):
 
 def test_help_lists_every_described_target_with_its_line():
     targets = described_targets()
-    assert {"help", "setup", "setup-old", "lab", "test", "test-gpu", "lessons", "sync-check", "lock", "clean",
-            "distclean"} <= set(targets)
+    assert {"help", "setup", "setup-old", "lab", "test", "test-gpu", "test-matrix", "test-latest", "lessons",
+            "sync-check", "lock", "clean", "distclean"} <= set(targets)
     out = run(MAKE + ["help"])
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
@@ -67,10 +68,16 @@ def test_check_python_rejects_an_old_interpreter_in_one_line(tmp_path):
     out = run([ROOT / "tools/check-python", fake])
     assert out.returncode == 1
     assert out.stderr == ""
-    assert out.stdout == f"inside-vmap: Python 3.11 or 3.12 is required, found 3.9 at {fake}\n"
+    assert out.stdout == f"inside-vmap: Python 3.12 or newer is required, found 3.9 at {fake}\n"
 
 
-@pytest.mark.parametrize("version", ["3.11.7", "3.12.0"])
+def test_check_python_rejects_311_which_the_newest_jax_does_not_support(tmp_path):
+    fake = fake_python(tmp_path, "3.11.7")
+    out = run([ROOT / "tools/check-python", fake])
+    assert (out.returncode, out.stdout) == (1, f"inside-vmap: Python 3.12 or newer is required, found 3.11 at {fake}\n")
+
+
+@pytest.mark.parametrize("version", ["3.12.0", "3.13.0"])
 def test_check_python_accepts_a_supported_interpreter(tmp_path, version):
     out = run([ROOT / "tools/check-python", fake_python(tmp_path, version)])
     assert (out.returncode, out.stdout, out.stderr) == (0, "", "")
@@ -87,7 +94,7 @@ def test_make_setup_with_an_old_python_stops_with_the_one_line(tmp_path):
     out = run(MAKE + ["setup", f"PYTHON={fake}", f"VENV={tmp_path / 'venv'}"])
     assert out.returncode != 0
     ours = [line for line in (out.stdout + out.stderr).splitlines() if line.startswith("inside-vmap:")]
-    assert ours == [f"inside-vmap: Python 3.11 or 3.12 is required, found 3.9 at {fake}"]
+    assert ours == [f"inside-vmap: Python 3.12 or newer is required, found 3.9 at {fake}"]
     assert "Traceback" not in out.stdout + out.stderr
     assert not (tmp_path / "venv").exists()
 
@@ -113,11 +120,36 @@ def test_make_venv_without_the_package_index_says_so_in_one_line(tmp_path, unuse
 
 # ---- helper scripts and config ---------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("code, expected", [(0, 0), (1, 1), (2, 2), (5, 0)])
-def test_pytest_allow_empty_maps_only_no_tests_collected(code, expected):
-    out = run([ROOT / "tools/pytest-allow-empty", "bash", "-c", f"exit {code}"])
-    assert out.returncode == expected
-    assert ("no tests collected" in out.stdout) == (code == 5)
+def pytest_on(tmp_path, paths):
+    """`make probe` where probe's recipe is the Makefile's own `$(call pytest-on,...)` on ``paths``."""
+    probe = tmp_path / "probe.mk"
+    venv = os.path.relpath(sys.prefix, ROOT)
+    probe.write_text(f"probe:\n\t$(call pytest-on,{venv},,-q -p no:cacheprovider,{paths})\n")
+    return run(MAKE + ["-f", "Makefile", "-f", str(probe), "probe"], timeout=120)
+
+
+def test_pytest_on_fails_for_a_missing_folder(tmp_path):
+    out = pytest_on(tmp_path, f"{tmp_path}/lessons {tmp_path}")
+    assert out.returncode != 0
+    assert f"inside-vmap: {tmp_path}/lessons missing; nothing to test there" in out.stderr
+    assert "passed" not in out.stdout
+
+
+def test_pytest_on_fails_for_a_folder_with_nothing_to_collect(tmp_path):
+    (tmp_path / "lessons").mkdir()
+    (tmp_path / "lessons" / "01-a.md").write_text("# a lesson without its notebook\n")
+    out = pytest_on(tmp_path, f"{tmp_path}/lessons")
+    assert out.returncode != 0
+    assert f"inside-vmap: no tests collected from {tmp_path}/lessons" in out.stderr
+
+
+@pytest.mark.parametrize("body, passes", [("assert True", True), ("assert False", False)])
+def test_pytest_on_passes_on_pytests_own_verdict(tmp_path, body, passes):
+    (tmp_path / "t").mkdir()
+    (tmp_path / "t" / "test_one.py").write_text(f"def test_one():\n    {body}\n")
+    out = pytest_on(tmp_path, f"{tmp_path}/t")
+    assert (out.returncode == 0) == passes, out.stdout + out.stderr
+    assert ("1 passed" if passes else "1 failed") in out.stdout
 
 
 def test_nbval_sanitize_rules():
