@@ -100,24 +100,44 @@ sync-check: setup ## fail if a lessons/*.md and its .ipynb twin disagree on thei
 	$(CPU_ENV) $(VENV)/bin/python -m pytest tests/test_lessons_sync.py
 
 # ---- a term with nbgrader (instructors) ---------------------------------------------------------------------------
-# Thin wrappers over nbgrader's own commands, run from course/ so nbgrader reads course/nbgrader_config.py; typed by
-# hand they work the same (README, "For instructors"). NBGRADER_ARGS goes to every nbgrader command (for example
-# NBGRADER_ARGS=--Exchange.root=/srv/nbgrader/exchange); ASSIGNMENT=NAME limits a target to one assignment;
-# COURSE=DIR runs them on another copy of course/ (its nbgrader_config.py finds the assignments in DIR/../exercises).
+# Thin wrappers over nbgrader's own commands, run from course/ so nbgrader reads course/nbgrader_config.py, the one
+# place of the term's settings (course id, exchange, gradebook, due dates, late policy; `make term` shows them).
+# bin/nbgrader runs any other nbgrader command the same way (README, "For instructors"). NBGRADER_ARGS goes to every
+# nbgrader command of these targets (not `make lab`: settings shared with the formgrader belong in the config);
+# ASSIGNMENT=NAME limits a target to one assignment; COURSE=DIR runs them on another copy of course/ (its
+# nbgrader_config.py finds the assignments in DIR/../exercises).
 NBGRADER_ARGS ?=
 ASSIGNMENT ?=
 COURSE ?= course
+FILE ?=
+ID_COLUMN ?=
+FORMAT ?= long
+SIM ?= $(BUILD)/class
 INSTRUCTOR = cd $(COURSE) && export $(CPU_ENV) PATH="$(CURDIR)/$(VENV)/bin:$$PATH"
 # $(call assignments-in,GLOB): names of the folders GLOB/NAME holding a notebook (or just ASSIGNMENT when given)
 assignments-in = $(if $(ASSIGNMENT),$(ASSIGNMENT),$(sort $(notdir $(patsubst %/,%,$(dir $(wildcard $(1)/*/*.ipynb))))))
+# make export FORMAT=...: the nbgrader exporter of each format (grader/nbgrader_plugins/export.py)
+EXPORTERS := long=StatusExportPlugin canvas=CanvasExportPlugin moodle=MoodleExportPlugin
+exporter = $(patsubst $(FORMAT)=%,%,$(filter $(FORMAT)=%,$(EXPORTERS)))
+ifneq ($(findstring Exchange.root,$(NBGRADER_ARGS)),)
+$(warning inside-vmap: NBGRADER_ARGS sets Exchange.root, which `make lab` and the students' servers do not see; set c.Exchange.root in $(COURSE)/nbgrader_config.py instead)
+endif
 
-.PHONY: assign collect autograde feedback export demo
+.PHONY: term roster assign collect autograde feedback export demo class-roster class-submit
+
+term: setup ## show the term's settings (course id, exchange, gradebook, due dates, late policy) from the course config
+	$(INSTRUCTOR) && python -m grader.instructor term $(NBGRADER_ARGS)
+
+roster: setup ## import FILE, a roster CSV (Canvas or Moodle export, or nbgrader's columns), into the gradebook
+	$(if $(FILE),,$(error inside-vmap: say which roster: make roster FILE=path/to/roster.csv))
+	$(INSTRUCTOR) && python -m grader.instructor roster "$(abspath $(FILE))" \
+	    $(if $(ID_COLUMN),--id-column="$(ID_COLUMN)") $(NBGRADER_ARGS)
 
 assign: setup ## generate and release every assignment of exercises/ (nbgrader generate_assignment, release_assignment)
 	$(INSTRUCTOR) && for a in $(call assignments-in,$(COURSE)/../exercises); do \
 	    nbgrader generate_assignment "$$a" --force $(NBGRADER_ARGS); \
 	    nbgrader release_assignment "$$a" --force $(NBGRADER_ARGS); \
-	done
+	done && python -m grader.instructor term $(NBGRADER_ARGS)
 
 collect: setup ## collect the submissions of every released assignment from the exchange (nbgrader collect)
 	$(INSTRUCTOR) && for a in $(call assignments-in,$(COURSE)/release); do \
@@ -133,12 +153,20 @@ feedback: setup ## generate and release feedback for every autograded submission
 	    nbgrader release_feedback "$$a" $(NBGRADER_ARGS); \
 	done
 
-export: setup ## write course/grades.csv: score, max and status (graded, failed and why, missing) per student (nbgrader export)
-	$(INSTRUCTOR) && nbgrader export $(NBGRADER_ARGS)
-	@echo "inside-vmap: wrote $(COURSE)/grades.csv"
+export: setup ## FORMAT=long (course/grades.csv, default), canvas or moodle: the grades with status and reason (nbgrader export)
+	$(if $(exporter),,$(error inside-vmap: FORMAT=$(FORMAT) is not one of long, canvas, moodle))
+	$(INSTRUCTOR) && nbgrader export --exporter=grader.nbgrader_plugins.$(exporter) $(NBGRADER_ARGS)
 
 demo: setup ## run a simulated class from release to export in a throw-away course and print its grade table
 	$(CPU_ENV) PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/python -m grader.instructor demo
+
+# A simulated class for a whole term typed from the README: a Canvas-style roster of N students in SIM (default
+# build/class), then every one of them handing in every released assignment through the course's exchange.
+class-roster: setup ## write SIM/roster.csv (SIM=build/class): a simulated class of N students, as Canvas lists them
+	$(VENV)/bin/python -m grader.instructor class roster --students $(N) --sim "$(abspath $(SIM))"
+
+class-submit: setup ## every simulated student of SIM/roster.csv fetches, answers and submits every released assignment
+	$(INSTRUCTOR) && python -m grader.instructor class submit --sim "$(abspath $(SIM))"
 
 # ---- grading speed (instructors) ---------------------------------------------------------------------------------
 # A simulated class of N solved submissions: bare execution, stock nbgrader autograde and `make autograde`, timed on

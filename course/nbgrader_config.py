@@ -4,7 +4,7 @@ Run nbgrader from this folder (`cd course && nbgrader ...`) or through the Makef
 (`make assign`, `make collect`, `make autograde`, `make feedback`, `make export`).
 The source assignments live in ../exercises so the repository's top level stays recognisable.
 Everything below is nbgrader's own configuration; the course's classes plug in where nbgrader's
-documentation says plugins go (grader/nbgrader_plugins.py, grader/judge/preprocessor.py).
+documentation says plugins go (grader/nbgrader_plugins/, grader/judge/preprocessor.py).
 """
 import atexit
 import os
@@ -19,10 +19,30 @@ c = get_config()  # noqa: F821  (provided by nbgrader)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
+# ---- the term: its settings, in this one place (README, "For instructors") -----------------
+# Every make target, bin/nbgrader and `make lab` (its formgrader) read them from here; `make term`
+# shows them.
 c.CourseDirectory.course_id = "inside-vmap"
+# The exchange, through which releases, submissions and feedback pass: nbgrader 0.9.6's own
+# default, written out. Students' servers must use the same root and course id; on a shared
+# machine it must exist and be writable by every student (README, "Deployment").
+c.Exchange.root = "/usr/local/share/nbgrader/exchange"
+# The gradebook: SQLite beside this file. Several graders at once: a PostgreSQL URL instead, e.g.
+# "postgresql://grader@db.example.org/inside_vmap" (the database must exist; nbgrader makes the
+# tables). One autograde at a time per gradebook; a second one waits its turn.
+c.CourseDirectory.db_url = "sqlite:///" + os.path.join(HERE, "gradebook.db")
+# Due dates, per assignment (none yet, so nothing is late); for example
+#   c.DueDates.dates = {"01-the-rule-per-primitive": "2026-10-05 17:00:00 Europe/Berlin"}
+c.DueDates.dates = {}
+# The late policy: nbgrader's AssignLatePenalties asks this plugin for each late notebook's
+# penalty: here 10% of its score per started day past the due date, kept beside the score in the
+# gradebook and subtracted in the export (status "late").
+c.AssignLatePenalties.plugin_class = "grader.nbgrader_plugins.PercentPerDay"
+c.PercentPerDay.percent = 10.0
+c.PercentPerDay.grace_minutes = 0.0
+
 c.CourseDirectory.root = HERE
 c.CourseDirectory.source_directory = os.path.join("..", "exercises")
-c.CourseDirectory.db_url = "sqlite:///" + os.path.join(HERE, "gradebook.db")
 
 # A kernel of this course's own name, installed into the venv by `make setup`, so no user-level
 # kernelspec can change the interpreter that grades.
@@ -59,6 +79,7 @@ c.Autograde.autograde_preprocessors = [
     LimitOutput,
     "grader.judge.preprocessor.JudgeExercises",
     SaveAutoGrades,
+    "grader.nbgrader_plugins.SetDueDate",  # the config's due date, before it is read next
     AssignLatePenalties,
     CheckCellMetadata,
 ]
@@ -74,5 +95,7 @@ c.GenerateFeedback.preprocessors = [
 ]
 
 # Export: one row per enrolled student and assignment, with a status (graded, needs manual
-# grading, failed and why, missing); `nbgrader export` writes grades.csv in this folder.
+# grading, overridden, blank, late, failed and why, missing); `nbgrader export` writes
+# grades.csv in this folder. `make export FORMAT=canvas|moodle` picks the LMS exporters
+# (grader.nbgrader_plugins.CanvasExportPlugin, MoodleExportPlugin).
 c.ExportApp.plugin_class = "grader.nbgrader_plugins.StatusExportPlugin"

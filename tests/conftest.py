@@ -96,3 +96,28 @@ def serve(tmp_path_factory):
     yield start
     for server in started:
         server.stop()
+
+
+# ---- a real PostgreSQL server, for the tests of a shared gradebook (tests/fixtures/postgres.py) ---------------------
+@pytest.fixture(scope="session")
+def postgres(request):
+    """A PostgreSQL server on a loopback port for the whole session (Debian's postgresql, installed
+    when missing and allowed); skips, saying why in one line, when none can be started."""
+    from tests.fixtures.postgres import PostgresServer, PostgresUnavailable
+    try:
+        server = PostgresServer.start()
+    except (PostgresUnavailable, ImportError) as err:
+        why = f"inside-vmap: no PostgreSQL server for the shared-gradebook tests: {err}"
+        reporter = request.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.write_line(why, yellow=True)
+        pytest.skip(why)
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def postgres_url(postgres, request):
+    """The SQLAlchemy URL of a fresh database on that server, named after the test."""
+    name = "t_" + "".join(ch if ch.isalnum() else "_" for ch in request.node.name.lower())[:50]
+    return postgres.create_database(name)

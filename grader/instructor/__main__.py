@@ -1,5 +1,10 @@
-"""``python -m grader.instructor autograde [ASSIGNMENT ...] [--force] [nbgrader options]``
-``python -m grader.instructor demo [--keep DIR] [--timeout SECONDS]``"""
+"""``python -m grader.instructor COMMAND ...``, run from the course folder (the Makefile's targets):
+
+  autograde [ASSIGNMENT ...] [--force] [--jobs N] [nbgrader options]   make autograde
+  roster FILE [--id-column=COLUMN]                                     make roster FILE=...
+  term                                                                 make term
+  class roster --students N --sim DIR | class submit --sim DIR         make class-roster / class-submit
+  demo [--keep DIR] [--timeout SECONDS]                                make demo"""
 import sys
 
 
@@ -10,6 +15,17 @@ def main(argv=None) -> int:
         from .autograde import AutogradeEach
         AutogradeEach.launch_instance(argv)
         return 0
+    if command == "roster":
+        from ..nbgrader_plugins.roster import RosterImport
+        RosterImport.launch_instance(argv)
+        return 0
+    if command == "term":
+        from .term import TermApp
+        TermApp.launch_instance(argv)
+        return 0
+    if command == "class":
+        from .simclass import main as class_main
+        return class_main(argv)
     if command == "demo":
         from .classroom import demo_main
         return demo_main(argv)

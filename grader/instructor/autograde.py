@@ -18,13 +18,23 @@ This is nbgrader's own ``Autograde`` converter (what ``nbgrader autograde ASSIGN
 * re-running is idempotent: a submission already graded or failed, and unchanged since, is skipped
   (``--force`` grades everything again).
 
-Options are nbgrader's (``--Execute.timeout=20``, ``--student=ID``, ``--course-dir=...``); the full
-nbgrader log of a run goes to ``autograde.log`` in the course folder.
+* one autograde per gradebook at a time: a second run waits for the first (a file lock beside a
+  SQLite gradebook, an advisory lock inside a PostgreSQL one; `grader.nbgrader_plugins.lock`),
+  then skips what the first graded.
+
+The terminal gets one line per submission and a closing table (graded, late, overridden, blank,
+flagged for manual grading, failed, missing; the slowest submissions). Everything else, nbgrader's
+log and whatever kernels, judge children and workers print (ipykernel's "To connect another
+client ..." banner), goes to ``autograde.log`` in the course folder.
+
+Options are nbgrader's (``--Execute.timeout=20``, ``--student=ID``, ``--course-dir=...``).
 """
 from __future__ import annotations
 
+import collections
 import contextlib
 import glob
+import io
 import logging
 import os
 import re
@@ -40,12 +50,12 @@ from nbgrader.utils import capture_log, temp_attrs
 from traitlets import Bool, Int, Unicode, default
 from traitlets.config import Config
 
-from ..judge import runner, sandbox, warm
-from ..judge.execute import MARK as LIMIT_MARK
+from ..judge import runner, warm
 from ..judge.preprocessor import JudgeExercises
-from ..nbgrader_plugins import (FAILED, GRADED, GRADING, KERNEL_DIED, MISSING, TIMED_OUT,
-                                UNREADABLE, GradingStatus, autograded_complete,
-                                inspect_submission)
+from ..nbgrader_plugins import (BLANK, FAILED, GRADED, GRADING, KERNEL_DIED, LATE, MISSING,
+                                NEEDS_MANUAL, OVERRIDDEN, TIMED_OUT, UNREADABLE, GradingStatus,
+                                autograded_complete, inspect_submission)
+from ..nbgrader_plugins.outcome import graded_row
 
 flags = dict(nbgrader_flags)
 flags["force"] = ({"AutogradeEach": {"force": True}},
@@ -70,6 +80,7 @@ class AutogradeEach(NbGrader):
     warm_judge = Bool(True, help="Draw one secret hidden-case seed for the run and judge the "
                                  "instructor's source notebooks on it first, so every judge "
                                  "child reads a warm JAX compilation cache.").tag(config=True)
+    _out = None                         # where this run's own lines go (see _terminal_to_log)
     log_name = Unicode("autograde.log", help="Where the full nbgrader log of every run is "
                        "appended, relative to CourseDirectory.root.").tag(config=True)
 
@@ -84,8 +95,12 @@ class AutogradeEach(NbGrader):
         root = self.coursedir.root
         status = GradingStatus(parent=self)
         self._quiet_console()
+        self._out = sys.stdout
         try:
-            with status.exclusive(root), self._logfile(root), contextlib.ExitStack() as scratch:
+            with status.exclusive(root, self.coursedir.db_url, self.coursedir.course_id,
+                                  wait=True, say=lambda text: self._say(f"autograde: {text}")), \
+                    self._logfile(root), self._terminal_to_log(root), \
+                    contextlib.ExitStack() as scratch:
                 self._scratch = scratch           # what this run leaves behind is removed here
                 failures = self.grade_all(status)
         except RuntimeError as err:
@@ -102,23 +117,29 @@ class AutogradeEach(NbGrader):
         if assignments is None:
             return None
         queue = [(a, s) for a in assignments for s in self._submitted_students(a)]
-        print(f"autograde: {len(queue)} submission(s) of {', '.join(assignments) or 'nothing'}"
-              f" in {root}", flush=True)
-        print(f"autograde: kernels and judge children limited by {sandbox.mechanism()}",
-              flush=True)
+        self._say(f"autograde: {len(queue)} submission(s) of {', '.join(assignments) or 'nothing'}"
+                  f" in {root}")
         records = status.load(root)
+        # nbgrader's SaveAutoGrades and AssignLatePenalties open the gradebook without a course
+        # id, which adds a "default_course" row on first use: made here, once, so parallel
+        # workers never race to insert it.
+        Gradebook(self.coursedir.db_url).close()
         outcomes = []
         wa = max((len(a) for a, _ in queue), default=0)
         ws = max((len(s) for _, s in queue), default=0)
         wk = len(str(len(queue)))
         done = 0
+        started = time.monotonic()
 
         def report(assignment, student, outcome, seconds):
             nonlocal done
             done += 1
-            outcomes.append((assignment, student) + outcome)
-            print(f"  [{done:>{wk}}/{len(queue)}] {assignment:<{wa}}  {student:<{ws}}  "
-                  f"{outcome[1]}  ({seconds:.1f} s)", flush=True)
+            kind, text = outcome[0], outcome[1]
+            if kind == GRADED:                  # graded: which kind of graded, from the gradebook
+                kind, text = self._graded(assignment, student, text)
+            outcomes.append((assignment, student, kind, text, outcome[2], seconds))
+            self._say(f"  [{done:>{wk}}/{len(queue)}] {assignment:<{wa}}  {student:<{ws}}  "
+                      f"{text}  ({seconds:.1f} s)")
 
         jobs = self._jobs()
         self._judge_pending = sorted({a for a, _ in queue})
@@ -129,16 +150,81 @@ class AutogradeEach(NbGrader):
                 report(assignment, student, outcome, time.monotonic() - start)
         else:
             self._grade_parallel(status, records, queue, jobs, report)
-        failed = [(a, s, why) for a, s, st, _, why in outcomes if st == FAILED]
-        graded = sum(1 for o in outcomes if o[2] == GRADED)
-        print(f"autograde: {graded} graded, {len(failed)} failed, "
-              f"{sum(1 for o in outcomes if o[2] == MISSING)} missing"
-              f"{'' if not failed else ':'}", flush=True)
+        failed = [(a, s, why) for a, s, st, _, why, _ in outcomes if st == FAILED]
+        absent = self._report_absent(assignments, {(a, s) for a, s in queue})
+        self._table(outcomes, absent, time.monotonic() - started)
         for a, s, why in failed:
-            print(f"  FAILED {a} {s}: {why}", flush=True)
-        self._report_absent(assignments, {(a, s) for a, s in queue})
-        print(f"autograde: nbgrader's full log is {os.path.join(root, self.log_name)}", flush=True)
+            self._say(f"  FAILED {a} {s}: {why}")
+        self._say(f"autograde: nbgrader's full log is {os.path.join(root, self.log_name)}")
         return failed
+
+    # ---- what the terminal shows ------------------------------------------------------------
+    TABLE = ((GRADED, "graded"), (LATE, "late (penalty applied)"),
+             (OVERRIDDEN, "overridden (manual grade)"), (BLANK, "blank (unchanged release)"),
+             (NEEDS_MANUAL, "flagged: needs manual grading"), (FAILED, "failed"),
+             (MISSING, "missing"))
+    ALWAYS = (GRADED, FAILED, NEEDS_MANUAL, BLANK, MISSING)
+    SLOWEST = 5
+
+    def _table(self, outcomes, absent: int, seconds: float) -> None:
+        """The closing table: a count per status, then the slowest submissions."""
+        counts = collections.Counter(o[2] for o in outcomes)
+        counts[MISSING] += absent
+        self._say(f"autograde: {len(outcomes) + absent} submission(s) in {seconds:.0f} s")
+        for kind, label in self.TABLE:
+            if counts[kind] or kind in self.ALWAYS:
+                self._say(f"  {label:<32}{counts[kind]:>6}")
+        timed = sorted((o for o in outcomes if o[5] > 0), key=lambda o: -o[5])[:self.SLOWEST]
+        if timed:
+            self._say("  slowest: " + "; ".join(f"{a} {s} {t:.1f} s" for a, s, _, _, _, t in timed))
+
+    def _graded(self, assignment: str, student: str, text: str) -> tuple[str, str]:
+        """(status, line) of a graded submission: graded, late, overridden, blank or flagged."""
+        with Gradebook(self.coursedir.db_url, self.coursedir.course_id) as gb:
+            try:
+                top = gb.find_assignment(assignment).max_score
+                row = graded_row(gb, assignment, student, top)
+            except MissingEntry:
+                return GRADED, text
+        score = f"{row.score:g}/{row.max_score:g}"
+        earlier = " earlier, unchanged" if "unchanged" in text else ""
+        return row.status, f"{row.status}{earlier} {score}" + (
+            f": {row.reason}" if row.reason and row.status != GRADED else "")
+
+    def _say(self, text: str) -> None:
+        print(text, file=self._out, flush=True)
+
+    @contextlib.contextmanager
+    def _terminal_to_log(self, root: str):
+        """Kernels, judge children and worker processes write to file descriptors 1 and 2
+        (ipykernel's banner, once per kernel): while grading, both go to the log, and this
+        run's own lines go to the terminal through a copy of the original stdout."""
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        try:
+            direct = sys.stdout.fileno() == 1   # our lines would follow fd 1 into the log
+        except (AttributeError, ValueError, io.UnsupportedOperation):
+            direct = False
+        saved = (os.dup(1), os.dup(2))
+        log = os.open(os.path.join(root, self.log_name), os.O_WRONLY | os.O_APPEND | os.O_CREAT,
+                      0o644)
+        self._out = os.fdopen(os.dup(saved[0]), "w", buffering=1) if direct else sys.stdout
+        os.dup2(log, 1)
+        os.dup2(log, 2)
+        try:
+            yield
+        finally:
+            for stream in (sys.stdout, sys.stderr):
+                with contextlib.suppress(Exception):
+                    stream.flush()
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            for fd in saved + (log,):
+                os.close(fd)
+            if direct:
+                self._out.close()
+            self._out = sys.stdout
 
     def grade_one(self, status, records, assignment, student) -> tuple[str, str, str]:
         """Grade one submission; returns (status, what to print, reason)."""
@@ -161,8 +247,8 @@ class AutogradeEach(NbGrader):
         if (not self.force and rec is not None and rec.timestamp == here.timestamp
                 and (rec.status == FAILED or (rec.status == GRADED and autograded_complete(
                     self.coursedir, assignment, student, here.notebooks)))):
-            what = self._score(assignment, student) if rec.status == GRADED else rec.reason
-            return (rec.status, f"{rec.status} earlier, unchanged: {what}", rec.reason), None
+            return (rec.status, f"{rec.status} earlier, unchanged: {rec.reason}"
+                    if rec.status != GRADED else "graded earlier, unchanged", rec.reason), None
         status.record(root, assignment, student, GRADING, "", here.timestamp)
         return None, here
 
@@ -174,7 +260,7 @@ class AutogradeEach(NbGrader):
             raise KeyboardInterrupt
         if result["success"]:
             status.record(root, assignment, student, GRADED, "", here.timestamp)
-            return GRADED, f"graded {self._score(assignment, student)}", ""
+            return GRADED, "graded", ""
         reason = here.reason if here.state == "unreadable" else failure_reason(result)
         status.record(root, assignment, student, FAILED, reason, here.timestamp)
         return FAILED, f"FAILED: {reason}", reason
@@ -274,23 +360,23 @@ class AutogradeEach(NbGrader):
         sources = self._source_notebooks(assignments)
         use_bwrap = judge.use_bwrap()
         if not (sources and use_bwrap):   # unboxed children could overwrite a shared cache
-            print("autograde: no shared compilation cache (" + (
+            self._say("autograde: no shared compilation cache (" + (
                 "no source notebooks" if not sources else "no sandbox to keep it read-only")
-                + ")", flush=True)
+                + ")")
             return None
         cache = self._scratch.enter_context(tempfile.TemporaryDirectory(
             prefix="inside-vmap-judge-cache-", ignore_cleanup_errors=True))
         start = time.monotonic()
         found = warm.warm(sources, seed, cache, judge.limits(), use_bwrap, jobs)
-        print(f"autograde: judged the instructor's solutions on this run's hidden cases "
-              f"({time.monotonic() - start:.1f} s)", flush=True)
+        self._say(f"autograde: judged the instructor's solutions on this run's hidden cases "
+                  f"({time.monotonic() - start:.1f} s)")
         for w in found:
             if w.error or w.failed:
                 self.log.error("warm-up: %s: %s", w.key, w.error or f"fails {w.failed}")
-                print(f"  WARNING {w.key}: " + (
+                self._say(f"  WARNING {w.key}: " + (
                     f"could not be judged: {w.error}" if w.error else
                     f"the instructor's solution fails its hidden cases in {', '.join(w.failed)}"
-                    "; grades of these exercises may be wrong"), flush=True)
+                    "; grades of these exercises may be wrong"))
         return cache
 
     def _source_notebooks(self, assignments) -> dict[str, str]:
@@ -313,8 +399,8 @@ class AutogradeEach(NbGrader):
             if name not in known:
                 self.log.error("No assignment %r in the gradebook: run `make assign` "
                                "(nbgrader generate_assignment) first", name)
-                print(f"autograde: no assignment {name!r} in the gradebook; generate it first "
-                      "(make assign)", file=sys.stderr)
+                self._say(f"autograde: no assignment {name!r} in the gradebook; generate it "
+                          "first (make assign)")
                 return None
         self._notebooks = known
         return wanted or sorted(known)
@@ -331,22 +417,21 @@ class AutogradeEach(NbGrader):
                 found.append(m.group("student_id"))
         return sorted(found)
 
-    def _report_absent(self, assignments, seen) -> None:
+    def _report_absent(self, assignments, seen) -> int:
+        """Say who submitted nothing (roster students without a submitted folder); their count."""
+        if self.coursedir.student_id != "*":
+            return 0
         with Gradebook(self.coursedir.db_url, self.coursedir.course_id) as gb:
             roster = sorted(s.id for s in gb.students)
+        count = 0
         for a in assignments:
             absent = [s for s in roster if (a, s) not in seen]
-            if absent and self.coursedir.student_id == "*":
-                print(f"  nothing submitted for {a}: {', '.join(absent)}", flush=True)
-
-    def _score(self, assignment: str, student: str) -> str:
-        with Gradebook(self.coursedir.db_url, self.coursedir.course_id) as gb:
-            try:
-                sub = gb.find_submission(assignment, student)
-            except MissingEntry:
-                return "?"
-            return f"{sub.score:g}/{sub.max_score:g}" + (
-                " (needs manual grading)" if sub.needs_manual_grade else "")
+            count += len(absent)
+            if absent:
+                shown = ", ".join(absent[:20]) + (f" and {len(absent) - 20} more"
+                                                  if len(absent) > 20 else "")
+                self._say(f"  nothing submitted for {a} ({len(absent)}): {shown}")
+        return count
 
     def _quiet_console(self) -> None:
         """nbgrader's INFO and spurious checksum warnings go to the log file, not the terminal."""
@@ -382,9 +467,6 @@ class AutogradeEach(NbGrader):
 def failure_reason(result: dict) -> str:
     """Why nbgrader's autograde of one submission failed, read from its log and traceback."""
     text = "\n".join(result.get(k) or "" for k in ("log", "error"))
-    limit = re.search(re.escape(LIMIT_MARK) + r"(.+)", text)   # execute.KernelLimitExceeded
-    if limit:
-        return limit.group(1).strip()[:200]
     if re.search(r"CellTimeoutError|UnresponsiveKernelError|Timeout waiting", text):
         return TIMED_OUT
     if re.search(r"DeadKernelError|Kernel died", text):

@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 
 import nbformat
 
-from ..nbgrader_plugins import (FAILED, GRADED, KERNEL_DIED, MISSING, NO_NOTEBOOK,
-                                NOTHING_SUBMITTED, TIMED_OUT, UNREADABLE)
+from ..nbgrader_plugins import (BLANK, FAILED, GRADED, KERNEL_DIED, MISSING, NO_NOTEBOOK,
+                                NOTHING_SUBMITTED, TIMED_OUT, UNCHANGED, UNREADABLE)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 COURSE_ID = "inside-vmap"
@@ -90,8 +90,8 @@ class Paths:
 # ---- the source: assignments, grade cells, solutions -------------------------------------
 def assignments(exercises: str) -> list[str]:
     return sorted(d for d in os.listdir(exercises)
-                  if not d.startswith(".") and any(f.endswith(".ipynb") for f in
-                                                   os.listdir(os.path.join(exercises, d))))
+                  if not d.startswith(".") and os.path.isdir(os.path.join(exercises, d))
+                  and any(f.endswith(".ipynb") for f in os.listdir(os.path.join(exercises, d))))
 
 
 def source_notebooks(exercises: str, assignment: str) -> list[str]:
@@ -169,7 +169,7 @@ def expected(paths: Paths, students=CLASS) -> dict[tuple[str, str], Expected]:
             elif st.kind == FULL:
                 out[assignment, st.id] = Expected(top, top, GRADED)
             elif st.kind == BLANK:
-                out[assignment, st.id] = Expected(0.0, top, GRADED)
+                out[assignment, st.id] = Expected(0.0, top, BLANK, UNCHANGED)
             elif st.kind == PARTIAL:
                 out[assignment, st.id] = Expected(sum(partial_score(s) for s in sources), top,
                                                   GRADED)
@@ -228,11 +228,14 @@ def nbgrader(argv: list[str], cwd: str, app_class=None, echo=None) -> str:
 
 
 # ---- the term, step by step ----------------------------------------------------------------
-def build_course(work: str, exercises: str | None = None) -> Paths:
-    """A throw-away course: a copy of course/nbgrader_config.py beside a copy of exercises/."""
+def build_course(work: str, exercises: str | None = None, settings: dict | None = None) -> Paths:
+    """A throw-away course: a copy of course/nbgrader_config.py beside a copy of exercises/, its
+    exchange in WORK/exchange. The copy's term settings are set where an instructor sets them,
+    at the end of its nbgrader_config.py: ``settings`` maps ``"Class.trait"`` to a value."""
     paths = Paths(work)
     os.makedirs(paths.course, exist_ok=True)
     shutil.copy(os.path.join(ROOT, "course", "nbgrader_config.py"), paths.course)
+    set_term(paths, {"Exchange.root": paths.exchange, **(settings or {})})
     shutil.copytree(exercises or os.path.join(ROOT, "exercises"), paths.exercises,
                     ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
     os.makedirs(paths.exchange, exist_ok=True)
@@ -241,8 +244,12 @@ def build_course(work: str, exercises: str | None = None) -> Paths:
     return paths
 
 
-def exchange_args(paths: Paths) -> list[str]:
-    return [f"--Exchange.root={paths.exchange}"]
+def set_term(paths: Paths, settings: dict) -> None:
+    """Append ``c.Class.trait = value`` lines to the course copy's nbgrader_config.py."""
+    with open(os.path.join(paths.course, "nbgrader_config.py"), "a", encoding="utf-8") as fh:
+        fh.write("\n# ---- this copy's term (grader.instructor.classroom.set_term) ----\n")
+        for key, value in settings.items():
+            fh.write(f"c.{key} = {value!r}\n")
 
 
 def student_args(paths: Paths, student: str) -> list[str]:
@@ -269,8 +276,7 @@ def enrol(paths: Paths, students=CLASS, echo=None) -> None:
 def assign(paths: Paths, echo=None) -> None:
     for a in assignments(paths.exercises):
         nbgrader(["generate_assignment", a, "--force"], paths.course, echo=echo)
-        nbgrader(["release_assignment", a, "--force"] + exchange_args(paths), paths.course,
-                 echo=echo)
+        nbgrader(["release_assignment", a, "--force"], paths.course, echo=echo)
 
 
 def submit_all(paths: Paths, students=CLASS, echo=None) -> None:
@@ -303,8 +309,8 @@ def submit_all(paths: Paths, students=CLASS, echo=None) -> None:
 
 def collect(paths: Paths, echo=None) -> None:
     for a in assignments(paths.exercises):
-        nbgrader(["collect", a, "--update", "--ExchangeCollect.check_owner=False"]
-                 + exchange_args(paths), paths.course, echo=echo)
+        nbgrader(["collect", a, "--update", "--ExchangeCollect.check_owner=False"], paths.course,
+                 echo=echo)
 
 
 class _Tee(io.StringIO):
@@ -336,7 +342,7 @@ def autograde(paths: Paths, timeout: int, echo=None, extra=()) -> str:
 def feedback(paths: Paths, students=CLASS, echo=None) -> None:
     for a in assignments(paths.exercises):
         nbgrader(["generate_feedback", a, "--force"], paths.course, echo=echo)
-        nbgrader(["release_feedback", a] + exchange_args(paths), paths.course, echo=echo)
+        nbgrader(["release_feedback", a], paths.course, echo=echo)
         for st in students:
             if os.path.isdir(os.path.join(paths.home(st.id), a)):
                 nbgrader(["fetch_feedback", a] + student_args(paths, st.id), paths.home(st.id))

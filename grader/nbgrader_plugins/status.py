@@ -1,41 +1,32 @@
-"""nbgrader plugins of the Inside vmap course, configured in ``course/nbgrader_config.py``.
+"""What became of each submission: the folders nbgrader leaves, and the course's status file.
 
-Each class does one job through one of nbgrader's documented extension points:
-
-* `GradingStatus`: the course's record of what became of each submission (graded, failed and why,
-  missing), kept beside the gradebook in ``grading-status.json``. ``python -m grader.instructor
-  autograde`` writes it; nbgrader never needs it.
-* `StatusExportPlugin`: ``nbgrader export`` (``ExportApp.plugin_class``) writes one CSV row per
-  enrolled student and assignment, with a status, so a failed or missing submission is never a
-  plain zero.
-* `ClearHiddenTestsInFeedback`: a ``GenerateFeedback.preprocessors`` entry that takes hidden tests
-  out of the feedback a student receives (upstream nbgrader shows them verbatim, #917).
-
-Nothing here imports JAX: nbgrader loads this module for every command, formgrader included.
+`GradingStatus` is the course's record (graded, failed and why, missing), kept beside the gradebook
+in ``grading-status.json``; ``python -m grader.instructor autograde`` writes it, nbgrader never
+needs it. Its `GradingStatus.exclusive` is the one-autograde-per-gradebook lock (`grader.
+nbgrader_plugins.lock`).
 """
 from __future__ import annotations
 
 import contextlib
-import csv
 import datetime
-import fcntl
 import json
 import os
-import re
 import tempfile
 from dataclasses import asdict, dataclass
 
 import nbformat
-from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.coursedir import CourseDirectory
-from nbgrader.plugins import ExportPlugin
-from nbgrader.preprocessors import ClearHiddenTests, GetGrades
-from traitlets import List, Unicode
+from traitlets import Unicode
 from traitlets.config import LoggingConfigurable
+
+from . import lock
 
 # The statuses a submission can have, as written in the export's ``status`` column.
 GRADED = "graded"
 NEEDS_MANUAL = "needs manual grading"
+OVERRIDDEN = "overridden"       # a grader set a manual score (formgrader or the gradebook)
+BLANK = "blank"                 # no answer cell changed since the release
+LATE = "late"                   # submitted after the due date; the penalty is applied
 FAILED = "failed"
 MISSING = "missing"
 GRADING = "grading"             # only in the status file: autograde started and has not finished
@@ -49,6 +40,7 @@ NO_NOTEBOOK = "no notebook in the submission"
 INTERRUPTED = "autograde was interrupted; run it again"
 NOT_AUTOGRADED = "no autograded notebook (autograde failed or has not run; see its log)"
 STALE = "not autograded since the latest submission"
+UNCHANGED = "no answer cell changed since the release"
 
 
 @dataclass(frozen=True)
@@ -75,7 +67,7 @@ def inspect_submission(coursedir: CourseDirectory, assignment: str, student: str
     path = coursedir.format_path(coursedir.submitted_directory, student, assignment)
     if not os.path.isdir(path):
         return Submitted(MISSING, NOTHING_SUBMITTED)
-    timestamp = _timestamp(path)
+    timestamp = read_timestamp(path)
     found = tuple(n for n in expected if os.path.isfile(os.path.join(path, n + ".ipynb")))
     if not found:
         return Submitted(MISSING, NO_NOTEBOOK, timestamp)
@@ -88,7 +80,7 @@ def inspect_submission(coursedir: CourseDirectory, assignment: str, student: str
     return Submitted("present", "", timestamp, found)
 
 
-def _timestamp(path: str) -> str | None:
+def read_timestamp(path: str) -> str | None:
     try:
         with open(os.path.join(path, "timestamp.txt"), encoding="utf-8") as fh:
             return fh.read().strip() or None
@@ -161,172 +153,12 @@ class GradingStatus(LoggingConfigurable):
             raise
         return rec
 
-    @contextlib.contextmanager
-    def exclusive(self, root: str):
-        """Hold the course's autograde lock, so two runs never grade into one gradebook."""
-        with open(self.file(root) + ".lock", "a") as fh:
-            try:
-                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                raise RuntimeError(f"another autograde holds {fh.name}; wait for it to finish")
-            try:
-                yield
-            finally:
-                fcntl.flock(fh, fcntl.LOCK_UN)
-
-
-@dataclass(frozen=True)
-class Row:
-    """One line of the export."""
-    assignment: str
-    student_id: str
-    score: float | None
-    max_score: float
-    status: str
-    reason: str
-
-    def cells(self) -> list[str]:
-        return [self.assignment, self.student_id, "" if self.score is None else _num(self.score),
-                _num(self.max_score), self.status, self.reason]
-
-
-COLUMNS = ["assignment", "student_id", "score", "max_score", "status", "reason"]
-
-
-def _num(x: float) -> str:
-    return str(int(x)) if float(x).is_integer() else f"{x:g}"
-
-
-class StatusExportPlugin(ExportPlugin):
-    """``nbgrader export``: a CSV row per enrolled student and assignment, with a status.
-
-    status is ``graded``, ``needs manual grading``, ``failed`` (reason: kernel died, timed out,
-    unreadable notebook, ...) or ``missing``; score is empty unless the submission was graded.
-    Enrolled students are the gradebook's (``nbgrader db student add``).
-    """
-
-    to = Unicode("grades.csv", help="The CSV file to write (relative to the current directory, "
-                 "which is the course folder when nbgrader is run from it).").tag(config=True)
-
-    def export(self, gradebook: Gradebook) -> None:
-        rows = self.rows(gradebook)
-        self.log.info("Exporting %d rows to %s", len(rows), self.to)
-        with open(self.to, "w", newline="", encoding="utf-8") as fh:
-            out = csv.writer(fh)
-            out.writerow(COLUMNS)
-            out.writerows(r.cells() for r in rows)
-
-    def rows(self, gradebook: Gradebook) -> list[Row]:
-        coursedir = self._coursedir()
-        records = GradingStatus(parent=self).load(coursedir.root)
-        wanted_a = {str(a) for a in self.assignment}
-        wanted_s = {str(s) for s in self.student}
-        rows = []
-        for assignment in gradebook.assignments:
-            if wanted_a and assignment.name not in wanted_a:
-                continue
-            notebooks = [nb.name for nb in assignment.notebooks]
-            for student in sorted(gradebook.students, key=lambda s: s.id):
-                if wanted_s and student.id not in wanted_s:
-                    continue
-                rows.append(self.row(gradebook, coursedir, assignment, student.id, notebooks,
-                                     records.get((assignment.name, student.id))))
-        return rows
-
-    def row(self, gradebook, coursedir, assignment, student_id, notebooks, rec) -> Row:
-        name, max_score = assignment.name, assignment.max_score
-
-        def graded_row(reason=""):
-            sub = gradebook.find_submission(name, student_id)
-            score = max(0.0, sub.score - (sub.late_submission_penalty or 0.0))
-            return Row(name, student_id, score, max_score,
-                       NEEDS_MANUAL if sub.needs_manual_grade else GRADED, reason)
-
-        def failed(reason):
-            return Row(name, student_id, None, max_score, FAILED, reason)
-
-        here = inspect_submission(coursedir, name, student_id, notebooks)
-        try:
-            gradebook.find_submission(name, student_id)
-            in_gradebook = True
-        except MissingEntry:
-            in_gradebook = False
-        if here.state == MISSING:
-            if here.reason == NOTHING_SUBMITTED and in_gradebook and \
-                    autograded_complete(coursedir, name, student_id, notebooks):
-                return graded_row()         # graded, then the submitted folder was removed
-            return Row(name, student_id, None, max_score, MISSING, here.reason)
-        if here.state == "unreadable":
-            return failed(here.reason)
-        if rec is not None and rec.timestamp != here.timestamp:
-            rec = None                      # a record about an earlier submission
-        if rec is not None and rec.status == GRADING:
-            return failed(INTERRUPTED)
-        if in_gradebook and autograded_complete(coursedir, name, student_id, here.notebooks):
-            graded_from = _timestamp(coursedir.format_path(coursedir.autograded_directory,
-                                                           student_id, name))
-            if graded_from != here.timestamp:
-                return failed(STALE)        # collected again (--update) since it was graded
-            absent = [n for n in notebooks if n not in here.notebooks]
-            return graded_row(f"not submitted: {', '.join(absent)}" if absent else "")
-        if rec is not None and rec.status == FAILED:
-            return failed(rec.reason)
-        return failed(NOT_AUTOGRADED)
-
-    def _coursedir(self) -> CourseDirectory:
-        coursedir = getattr(self.parent, "coursedir", None)
-        return coursedir if coursedir is not None else CourseDirectory(parent=self)
-
-
-class ClearHiddenTestsInFeedback(ClearHiddenTests):
-    """Feedback preprocessor: hidden-test regions leave the grade cells' source, and any output
-    line that quotes a hidden-test line (a traceback, say) is replaced, while the grader's own
-    messages (expected, got, hint) stay.
-
-    Put it in ``GenerateFeedback.preprocessors`` after ``GetGrades``.
-    """
-
-    # nbconvert's HTML exporter configures this for every NbConvertBase; declared configurable
-    # here (as nbgrader's GetGrades does) so traitlets does not warn about it.
-    display_data_priority = List(GetGrades.display_data_priority.default_value,
-                                 help="Output formats in order of preference.").tag(config=True)
-
-    replacement = Unicode(
-        "[hidden test]",
-        help="Shown in the feedback in place of an output line that quotes a hidden test.",
-    ).tag(config=True)
-
-    def preprocess_cell(self, cell, resources, cell_index):
-        before = cell.source
-        cell, resources = super().preprocess_cell(cell, resources, cell_index)
-        hidden = _removed_lines(before, cell.source)
-        if hidden and cell.cell_type == "code":
-            for output in cell.get("outputs", []):
-                self._scrub(output, hidden)
-        return cell, resources
-
-    def _scrub(self, output, hidden):
-        def clean(text: str) -> str:
-            return "\n".join(self.replacement if any(h in _plain(line) for h in hidden) else line
-                             for line in text.split("\n"))
-        if "traceback" in output:
-            output["traceback"] = [clean(t) for t in output["traceback"]]
-        if "text" in output:
-            output["text"] = clean(output["text"])
-        for mime, value in output.get("data", {}).items():
-            if isinstance(value, str) and mime.startswith("text/"):
-                output["data"][mime] = clean(value)
-
-
-_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
-
-
-def _plain(line: str) -> str:
-    """A line without ANSI colour codes (IPython colours tracebacks token by token)."""
-    return _ANSI.sub("", line)
-
-
-def _removed_lines(before: str, after: str) -> list[str]:
-    kept = {line.strip() for line in after.split("\n")}
-    return [s for s in (line.strip() for line in before.split("\n"))
-            if s and s not in kept and not s.startswith("#")]
+    def exclusive(self, root: str, db_url: str = "", course_id: str = "", wait: bool = False,
+                  say=None):
+        """Hold the gradebook's autograde lock, so two runs never grade into one gradebook at
+        once: a file lock beside a SQLite gradebook, an advisory lock inside a PostgreSQL one
+        (so it holds across machines). ``wait``: a second run waits its turn (``say`` tells
+        who holds it) instead of failing with RuntimeError."""
+        if lock.is_postgres(db_url):
+            return lock.postgres_lock(db_url, f"inside-vmap autograde {course_id}", wait, say)
+        return lock.file_lock(self.file(root) + ".lock", wait, say)

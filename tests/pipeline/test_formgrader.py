@@ -1,7 +1,10 @@
-"""nbgrader's formgrader, in a Jupyter server started at the top level, opens on this course.
+"""nbgrader's formgrader, in a Jupyter server started at the top level (as `make lab` starts it),
+opens on this course, with the term's settings from course/nbgrader_config.py: the exchange an
+assignment was released to, and its due date.
 
 The server runs in a throw-away copy of the layout (the top-level nbgrader_config.py, course/,
-exercises/), so the real course/ gets no gradebook from the test.
+exercises/), so the real course/ gets no gradebook from the test; the copy's exchange and due date
+are set at the end of its course/nbgrader_config.py, the one place an instructor sets them.
 """
 import json
 import os
@@ -10,6 +13,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from grader.instructor import classroom as C
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.slow,
@@ -23,7 +28,19 @@ def layout(tmp_path):
     shutil.copy(ROOT / "course" / "nbgrader_config.py", tmp_path / "course")
     shutil.copytree(ROOT / "exercises", tmp_path / "exercises",
                     ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    (tmp_path / "exchange").mkdir(mode=0o777)
+    first = sorted(p.name for p in (tmp_path / "exercises").iterdir() if any(p.glob("*.ipynb")))[0]
+    C.set_term(C.Paths(str(tmp_path)), {"Exchange.root": str(tmp_path / "exchange"),
+                                        "DueDates.dates": {first: "2026-10-05 17:00:00 UTC"}})
+    for step in ("generate_assignment", "release_assignment"):
+        C.nbgrader([step, first], str(tmp_path / "course"))
+    C.nbgrader(["term"], str(tmp_path / "course"), app_class=_term_app())
     return tmp_path
+
+
+def _term_app():
+    from grader.instructor.term import TermApp
+    return TermApp
 
 
 def test_formgrader_lists_the_course_assignments(layout, serve):
@@ -42,7 +59,11 @@ def test_formgrader_lists_the_course_assignments(layout, serve):
     status, page = server.get("/formgrader")
     assert status == 200 and "formgrade" in page.decode().lower()
     status, body = server.get("/formgrader/api/assignments")
-    names = sorted(a["name"] for a in json.loads(body))
-    assert names == sorted(p.name for p in (layout / "exercises").iterdir()
-                           if any(p.glob("*.ipynb")))
+    found = {a["name"]: a for a in json.loads(body)}
+    names = sorted(p.name for p in (layout / "exercises").iterdir() if any(p.glob("*.ipynb")))
+    assert sorted(found) == names
+    # the exchange from the config: releasable, and the released one shows as released
+    assert all(a["releaseable"] for a in found.values()), found
+    assert [found[n]["status"] for n in names] == ["released"] + ["draft"] * (len(names) - 1)
+    assert found[names[0]]["duedate_notimezone"].startswith("2026-10-05T17:00")
     assert (layout / "course" / "gradebook.db").exists()     # the course's own gradebook

@@ -22,8 +22,8 @@ def course(tmp_path):
 
 
 def make(course, *targets, extra=""):
-    args = [f"--Exchange.root={course.exchange}", "--ExchangeCollect.check_owner=False",
-            "--Execute.timeout=30"]
+    # the exchange is the course copy's own (its nbgrader_config.py): nothing to pass
+    args = ["--ExchangeCollect.check_owner=False", "--Execute.timeout=30"]
     first = C.assignments(course.exercises)[0]
     # -o: never rebuild the venv from inside a test
     cmd = ["make", "--no-print-directory", "-C", C.ROOT, "-o", ".venv/.installed", *targets,
@@ -56,7 +56,9 @@ def test_assign_collect_autograde_feedback_export(course):
     C.submit_all(course, [C.Student("ben", C.BLANK, False)])
     deleted = submit_without_a_grade_cell(course, "ivy", first)
     out = make(course, "collect", "autograde", "feedback", "export")
-    assert "[1/2]" in out and "ben" in out and "graded 0/" in out
+    assert "[1/2]" in out and "ben" in out and "blank 0/" in out
+    assert "Exchange.root" not in out                # no warning: the exchange is in the config
+    assert f"wrote {os.path.join(course.course, 'grades.csv')}" in out
     # OverwriteCells.add_missing_cells: the deleted grade cell is put back and graded (0 here),
     # not left ungraded for manual grading
     with Gradebook("sqlite:///" + os.path.join(course.course, "gradebook.db"), C.COURSE_ID) as gb:
@@ -66,6 +68,7 @@ def test_assign_collect_autograde_feedback_export(course):
     assert os.listdir(os.path.join(course.exchange, C.COURSE_ID, "feedback"))
     with open(os.path.join(course.course, "grades.csv"), newline="") as fh:
         rows = {r["student_id"]: r for r in csv.DictReader(fh)}
-    assert (rows["ben"]["score"], rows["ben"]["status"]) == ("0", "graded")
+    assert (rows["ben"]["score"], rows["ben"]["status"]) == ("0", "blank")
     assert (rows["hana"]["score"], rows["hana"]["status"]) == ("", "missing")
-    assert (rows["ivy"]["score"], rows["ivy"]["status"]) == ("0", "graded")
+    # its answers are the release's, untouched: blank, whatever became of the grade cell
+    assert (rows["ivy"]["score"], rows["ivy"]["status"]) == ("0", "blank")

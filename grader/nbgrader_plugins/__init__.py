@@ -1,0 +1,36 @@
+"""nbgrader plugins of the Inside vmap course, configured in ``course/nbgrader_config.py``.
+
+Each class does one job through one of nbgrader's documented extension points:
+
+* `GradingStatus` (`status`): the course's record of what became of each submission, beside the
+  gradebook, and the one-autograde-per-gradebook lock (`lock`).
+* `StatusExportPlugin`, `CanvasExportPlugin`, `MoodleExportPlugin` (`export`):
+  ``nbgrader export`` (``ExportApp.plugin_class``) with a truthful status per student and
+  assignment (`outcome`): a failed, missing, blank, late, overridden or flagged submission is
+  never a plain number.
+* `DueDates`, `SetDueDate`, `PercentPerDay` (`late`): the term's due dates and late policy.
+* `ClearHiddenTestsInFeedback` (`feedback`): a ``GenerateFeedback.preprocessors`` entry that
+  takes hidden tests out of the feedback a student receives (upstream nbgrader shows them
+  verbatim, #917).
+* `roster.RosterImport`: ``nbgrader db student import`` on an LMS roster (imported on use: it
+  pulls in nbgrader's apps).
+
+Nothing here imports JAX: nbgrader loads this package for every command, formgrader included.
+"""
+from .export import CanvasExportPlugin, MoodleExportPlugin, StatusExportPlugin
+from .feedback import ClearHiddenTestsInFeedback
+from .late import DueDates, PercentPerDay, SetDueDate, record_due_dates
+from .outcome import JUDGE_FLAG, Row
+from .status import (BLANK, FAILED, GRADED, GRADING, INTERRUPTED, KERNEL_DIED, LATE, MISSING,
+                     NEEDS_MANUAL, NO_NOTEBOOK, NOT_AUTOGRADED, NOTHING_SUBMITTED, OVERRIDDEN,
+                     STALE, TIMED_OUT, UNCHANGED, UNREADABLE, GradingStatus, Record, Submitted,
+                     autograded_complete, inspect_submission)
+
+__all__ = [
+    "BLANK", "FAILED", "GRADED", "GRADING", "INTERRUPTED", "KERNEL_DIED", "LATE", "MISSING",
+    "NEEDS_MANUAL", "NO_NOTEBOOK", "NOT_AUTOGRADED", "NOTHING_SUBMITTED", "OVERRIDDEN", "STALE",
+    "TIMED_OUT", "UNCHANGED", "UNREADABLE", "JUDGE_FLAG",
+    "CanvasExportPlugin", "ClearHiddenTestsInFeedback", "DueDates", "GradingStatus",
+    "MoodleExportPlugin", "PercentPerDay", "Record", "Row", "SetDueDate", "StatusExportPlugin",
+    "Submitted", "autograded_complete", "inspect_submission", "record_due_dates",
+]

@@ -1,0 +1,61 @@
+"""The course's nbgrader configuration points at the plugins, in the order nbgrader runs them."""
+import importlib.util
+import pathlib
+
+import pytest
+from nbconvert.preprocessors import ClearMetadataPreprocessor
+from nbgrader.preprocessors import AssignLatePenalties, LimitOutput, SaveAutoGrades
+from traitlets.config.loader import PyFileConfigLoader
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+# ---- the course's configuration ---------------------------------------------------------
+@pytest.fixture(scope="module")
+def course_config():
+    return PyFileConfigLoader("nbgrader_config.py", path=str(ROOT / "course")).load_config()
+
+
+def test_the_judge_runs_between_limit_output_and_save_autogrades(course_config):
+    steps = [s if isinstance(s, str) else f"{s.__module__}.{s.__name__}"
+             for s in course_config.Autograde.autograde_preprocessors]
+    judge = steps.index("grader.judge.preprocessor.JudgeExercises")
+    names = [s.rsplit(".", 1)[-1] for s in steps]
+    assert names.index(LimitOutput.__name__) < judge < names.index(SaveAutoGrades.__name__)
+    assert ClearMetadataPreprocessor.__name__ in names and "Execute" in names
+
+
+def test_the_course_config_points_at_the_plugins(course_config):
+    assert course_config.OverwriteCells.add_missing_cells is True
+    assert course_config.Execute.timeout > 0
+    assert course_config.ExportApp.plugin_class == "grader.nbgrader_plugins.StatusExportPlugin"
+    feedback = [s if isinstance(s, str) else s.__name__
+                for s in course_config.GenerateFeedback.preprocessors]
+    assert feedback.index("grader.nbgrader_plugins.ClearHiddenTestsInFeedback") == 1
+    for dotted in (course_config.ExportApp.plugin_class, feedback[1],
+                   "grader.judge.preprocessor.JudgeExercises"):
+        module, name = dotted.rsplit(".", 1)
+        assert importlib.util.find_spec(module) is not None and name
+
+
+def steps(course_config):
+    return [s if isinstance(s, str) else f"{s.__module__}.{s.__name__}"
+            for s in course_config.Autograde.autograde_preprocessors]
+
+
+def test_the_term_lives_in_the_config(course_config):
+    """The one place: exchange (nbgrader 0.9.6's own default, written out), course id, due
+    dates, late policy; nbgrader's default really is that exchange."""
+    from nbgrader.exchange.default.exchange import Exchange
+    assert course_config.Exchange.root == Exchange.root.default_value == \
+        "/usr/local/share/nbgrader/exchange"
+    assert course_config.CourseDirectory.course_id == "inside-vmap"
+    assert isinstance(course_config.DueDates.dates, dict)
+    assert course_config.AssignLatePenalties.plugin_class == "grader.nbgrader_plugins.PercentPerDay"
+    assert course_config.PercentPerDay.percent > 0
+
+
+def test_due_dates_are_set_before_late_penalties_are_assigned(course_config):
+    names = steps(course_config)
+    late = names.index(f"{AssignLatePenalties.__module__}.{AssignLatePenalties.__name__}")
+    assert names.index("grader.nbgrader_plugins.SetDueDate") == late - 1
