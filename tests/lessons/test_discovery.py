@@ -102,7 +102,8 @@ def grader_copy(tmp_path, extra: dict) -> pathlib.Path:
 
 
 def run_python(root, code):
-    env = dict(os.environ, PYTHONPATH=str(root), JAX_PLATFORMS="cpu")
+    path = os.pathsep.join(p for p in (str(root), os.environ.get("PYTHONPATH", "")) if p)
+    env = dict(os.environ, PYTHONPATH=path, JAX_PLATFORMS="cpu")
     return subprocess.run([sys.executable, "-c", code], cwd=root, env=env, capture_output=True,
                           text=True, timeout=120)
 
