@@ -131,6 +131,8 @@ HISTORY: dict[str, Fact] = {
                               (("0.4.36", "pbroadcast"), ("0.6.0", "none"))),
     "ordinary_rules_table": Fact("which table holds the rules of sin, add, reduce_sum and transpose",
                                  ((_FIRST, _PLAIN), ("0.8.2", _FANCY))),
+    "vmap_out_axes_sum_axis": Fact("whether jax.vmap accepts batching.sum_axis in out_axes (and sums)",
+                                   (("0.4.36", False), ("0.9.0", True))),
 }
 
 
@@ -273,6 +275,17 @@ def _params(fn) -> str:
     return ", ".join(inspect.signature(fn).parameters)
 
 
+def _vmap_out_axes_sum_axis():
+    if not hasattr(B, "sum_axis"):
+        return False
+    x = jnp.arange(6.0).reshape(2, 3)
+    try:
+        out = jax.vmap(lambda v: v * 2.0, out_axes=B.sum_axis)(x)
+    except Exception:                         # refused: the answer is "no"
+        return False
+    return bool(jnp.all(out == (x * 2.0).sum(0)))
+
+
 def _matchaxis_extra_cases():
     source = inspect.getsource(B.matchaxis)
     found = [name for name, piece in (("jumble_axis", "jumble_axis"), ("infer", "dst is infer"),
@@ -346,6 +359,7 @@ MEASURES: dict[str, Callable[[], object]] = {
     "rule_numpy_int_out_dim": _numpy_int_out_dim,
     "shared_rule_names": _shared_rule_names,
     "ordinary_rules_table": _ordinary_rules_table,
+    "vmap_out_axes_sum_axis": _vmap_out_axes_sum_axis,
 }
 assert set(MEASURES) == set(HISTORY), "every fact needs a live measure"
 
