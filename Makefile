@@ -180,6 +180,12 @@ bench: setup ## time bare execution, stock nbgrader and make autograde on N (def
 
 # ---- tests --------------------------------------------------------------------------------------------------------
 test: setup setup-old ## run everything: tests/ on JAX 0.10.2, core tests on JAX 0.4.38, strict nbval over lessons/
+	@mkdir -p $(BUILD); command -v bwrap >/dev/null 2>&1 || { echo "inside-vmap: installing Debian's bubblewrap (the \
+	judge's sandbox)"; { $(APT_GET) update -qq && $(APT_GET) install -y -qq bubblewrap; } >$(BUILD)/apt-bubblewrap.log \
+	2>&1 || true; }
+	@$(CPU_ENV) $(VENV)/bin/python -c 'from grader.judge import sandbox; raise SystemExit(not sandbox.available())' \
+	    >/dev/null 2>&1 || echo "inside-vmap: SANDBOX TESTS SKIPPED: bubblewrap is missing or cannot run here (apt-get \
+	install bubblewrap; $(BUILD)/apt-bubblewrap.log says why it was not installed); grading would run unsandboxed"
 	$(call pytest-on,$(VENV),$(CPU_ENV),-m "not browser",tests)
 	$(call pytest-on,$(OLD_VENV),$(CPU_ENV),-p no:cacheprovider,tests/core tests/lessons)
 	$(call pytest-on,$(VENV),$(CPU_ENV),$(NBVAL_STRICT),lessons)
