@@ -131,7 +131,16 @@ def _observe_all(request, exercises, wires) -> dict:
     return {"cell_errors": cell_errors, "results": results}
 
 
+def _forget_editable_installs() -> None:
+    """An editable install's import hook maps ``grader`` to the repository, answer key and all;
+    the child's ``grader`` is the kit tree on its path, so the hook is dropped before any answer
+    runs. (Inside the sandbox the repository is not mounted at all.)"""
+    sys.meta_path[:] = [f for f in sys.meta_path
+                        if not getattr(f, "__module__", "").startswith("__editable__")]
+
+
 def main() -> None:
+    _forget_editable_installs()
     request = json.loads(sys.stdin.read())
     # The answer goes to its own pipe (sandbox's answer fd), apart from anything student code
     # prints, which goes nowhere: the judge grades behaviour, not output.
