@@ -32,7 +32,7 @@ define pytest-on
 $(if $(filter-out $(wildcard $(4)),$(4)),@echo "inside-vmap: $(filter-out $(wildcard $(4)),$(4)) missing; nothing to test there" >&2; exit 1,$(2) PATH="$(CURDIR)/$(1)/bin:$$PATH" $(1)/bin/python -m pytest $(3) $(4) || { rc=$$?; if [ $$rc -eq 5 ]; then echo "inside-vmap: no tests collected from $(4)" >&2; fi; exit $$rc; })
 endef
 
-.PHONY: help setup setup-old lab test test-gpu lessons sync-check lock clean distclean
+.PHONY: help setup setup-old lab test test-gpu test-matrix test-latest lessons sync-check lock clean distclean
 
 help: ## list the targets and what each does (the default)
 	@echo "usage: make TARGET [PORT=8888] [PYTHON=python3.12]"
@@ -48,13 +48,15 @@ $(VENV)/.installed: requirements/lock.txt pyproject.toml
 $(OLD_VENV)/.installed: requirements/lock-jax0438.txt pyproject.toml
 	@tools/make-venv "$(PYTHON)" $(OLD_VENV) requirements/lock-jax0438.txt
 
-# The main lock with CUDA JAX in place of the CPU jax/jaxlib pair (same JAX version).
-$(BUILD)/lock-gpu.txt: requirements/lock.txt
+# The main lock with jax's CUDA extra on the same jax/jaxlib pins: jax 0.12.0.1 declares cuda12 (= cuda) and cuda13;
+# cuda13 is JAX's recommended one for its newest releases (NVIDIA driver >= 580); CUDA=cuda12 for drivers >= 525.
+CUDA ?= cuda13
+$(BUILD)/lock-gpu-$(CUDA).txt: requirements/lock.txt
 	@mkdir -p $(@D)
-	{ grep -vE '^(jax|jaxlib)==' $<; sed -n 's/^jax==\(.*\)/jax[cuda12]==\1/p' $<; } >$@
+	sed 's/^jax==/jax[$(CUDA)]==/' $< >$@
 
-$(GPU_VENV)/.installed: $(BUILD)/lock-gpu.txt pyproject.toml
-	@tools/make-venv "$(PYTHON)" $(GPU_VENV) $(BUILD)/lock-gpu.txt
+$(GPU_VENV)/.installed: $(BUILD)/lock-gpu-$(CUDA).txt pyproject.toml
+	@tools/make-venv "$(PYTHON)" $(GPU_VENV) $(BUILD)/lock-gpu-$(CUDA).txt
 
 setup: $(VENV)/.installed ## create .venv (JAX 0.10.2, JupyterLab, nbgrader, kernel inside-vmap) from requirements/lock.txt
 
@@ -196,6 +198,16 @@ test-gpu: $(GPU_VENV)/.installed ## run lessons/ and exercises/ notebooks on CUD
 	    >$(BUILD)/gpu-check.log 2>&1 || { echo "inside-vmap: JAX sees no CUDA GPU; is there an NVIDIA GPU with its \
 	driver? (JAX's messages: $(BUILD)/gpu-check.log)"; exit 1; }
 	$(call pytest-on,$(GPU_VENV),env -u JAX_PLATFORMS $(RUN_ENV),$(NBVAL_LAX),lessons exercises)
+
+# The release matrix (tools/test-matrix): per release a small venv under build/matrix/ (tools/matrix-venv; caps in
+# requirements/matrix.txt), tests/core (HISTORY checked by tests/core/test_history.py) and nbval's lax mode over
+# lessons/ and exercises/. MATRIX=... picks releases; tools/measure-history re-measures the history itself.
+MATRIX ?=
+test-matrix: ## run tests/core and the lessons' and exercises' notebooks on one JAX release per minor line (CPU)
+	tools/test-matrix $(MATRIX)
+
+test-latest: ## the same on the newest JAX the package index offers, in a fresh venv (the weekly canary)
+	tools/test-matrix --latest
 
 # The student's view: tests/browser drives the course's JupyterLab in headless Chromium through Playwright, which never
 # downloads a browser: it launches Debian's chromium, installed here when missing. Screenshots go to build/screenshots/.
