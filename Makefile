@@ -92,7 +92,7 @@ lessons: setup ## re-execute lessons/*.ipynb from their MyST twins lessons/*.md 
 	$(if $(LESSONS),,@echo "inside-vmap: no lessons/*.md yet; nothing to execute")
 	for md in $(LESSONS); do \
 	    nb="$${md%.md}.ipynb"; \
-	    $(VENV)/bin/jupytext --to ipynb --update --set-kernel inside-vmap "$$md"; \
+	    $(VENV)/bin/jupytext --to ipynb --update --set-kernel python3 "$$md"; \
 	    $(CPU_ENV) PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/jupytext --execute "$$nb"; \
 	    $(VENV)/bin/python tools/tidy-notebook "$$nb"; \
 	    $(VENV)/bin/jupytext --to md:myst "$$nb"; \
