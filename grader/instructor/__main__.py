@@ -27,7 +27,7 @@ def main(argv=None) -> int:
         from .simclass import main as class_main
         return class_main(argv)
     if command == "demo":
-        from .classroom import demo_main
+        from .demo import demo_main
         return demo_main(argv)
     print(__doc__.strip())
     return 0 if command in ("help", "-h", "--help") else 2

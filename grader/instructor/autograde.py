@@ -23,18 +23,17 @@ This is nbgrader's own ``Autograde`` converter (what ``nbgrader autograde ASSIGN
   then skips what the first graded.
 
 The terminal gets one line per submission and a closing table (graded, late, overridden, blank,
-flagged for manual grading, failed, missing; the slowest submissions). Everything else, nbgrader's
-log and whatever kernels, judge children and workers print (ipykernel's "To connect another
-client ..." banner), goes to ``autograde.log`` in the course folder.
+flagged for manual grading, failed, missing; the slowest submissions; `grader.instructor.console`).
+Everything else, nbgrader's log and whatever kernels, judge children and workers print
+(ipykernel's "To connect another client ..." banner), goes to ``autograde.log`` in the course
+folder.
 
 Options are nbgrader's (``--Execute.timeout=20``, ``--student=ID``, ``--course-dir=...``).
 """
 from __future__ import annotations
 
-import collections
 import contextlib
 import glob
-import io
 import logging
 import os
 import re
@@ -43,7 +42,7 @@ import sys
 import tempfile
 import time
 
-from nbgrader.api import Gradebook, MissingEntry
+from nbgrader.api import Gradebook
 from nbgrader.apps.baseapp import NbGrader, nbgrader_aliases, nbgrader_flags
 from nbgrader.converters import Autograde, BaseConverter
 from nbgrader.utils import capture_log, temp_attrs
@@ -52,10 +51,10 @@ from traitlets.config import Config
 
 from ..judge import runner, warm
 from ..judge.preprocessor import JudgeExercises
-from ..nbgrader_plugins import (BLANK, FAILED, GRADED, GRADING, KERNEL_DIED, LATE, MISSING,
-                                NEEDS_MANUAL, OVERRIDDEN, TIMED_OUT, UNREADABLE, GradingStatus,
-                                autograded_complete, inspect_submission)
-from ..nbgrader_plugins.outcome import graded_row
+from ..nbgrader_plugins import (FAILED, GRADED, GRADING, KERNEL_DIED, MISSING, TIMED_OUT,
+                                UNREADABLE, GradingStatus, autograded_complete,
+                                inspect_submission)
+from . import console
 
 flags = dict(nbgrader_flags)
 flags["force"] = ({"AutogradeEach": {"force": True}},
@@ -136,7 +135,7 @@ class AutogradeEach(NbGrader):
             done += 1
             kind, text = outcome[0], outcome[1]
             if kind == GRADED:                  # graded: which kind of graded, from the gradebook
-                kind, text = self._graded(assignment, student, text)
+                kind, text = console.graded_line(self.coursedir, assignment, student, text)
             outcomes.append((assignment, student, kind, text, outcome[2], seconds))
             self._say(f"  [{done:>{wk}}/{len(queue)}] {assignment:<{wa}}  {student:<{ws}}  "
                       f"{text}  ({seconds:.1f} s)")
@@ -152,79 +151,24 @@ class AutogradeEach(NbGrader):
             self._grade_parallel(status, records, queue, jobs, report)
         failed = [(a, s, why) for a, s, st, _, why, _ in outcomes if st == FAILED]
         absent = self._report_absent(assignments, {(a, s) for a, s in queue})
-        self._table(outcomes, absent, time.monotonic() - started)
+        for line in console.table(outcomes, absent, time.monotonic() - started):
+            self._say(line)
         for a, s, why in failed:
             self._say(f"  FAILED {a} {s}: {why}")
         self._say(f"autograde: nbgrader's full log is {os.path.join(root, self.log_name)}")
         return failed
-
-    # ---- what the terminal shows ------------------------------------------------------------
-    TABLE = ((GRADED, "graded"), (LATE, "late (penalty applied)"),
-             (OVERRIDDEN, "overridden (manual grade)"), (BLANK, "blank (unchanged release)"),
-             (NEEDS_MANUAL, "flagged: needs manual grading"), (FAILED, "failed"),
-             (MISSING, "missing"))
-    ALWAYS = (GRADED, FAILED, NEEDS_MANUAL, BLANK, MISSING)
-    SLOWEST = 5
-
-    def _table(self, outcomes, absent: int, seconds: float) -> None:
-        """The closing table: a count per status, then the slowest submissions."""
-        counts = collections.Counter(o[2] for o in outcomes)
-        counts[MISSING] += absent
-        self._say(f"autograde: {len(outcomes) + absent} submission(s) in {seconds:.0f} s")
-        for kind, label in self.TABLE:
-            if counts[kind] or kind in self.ALWAYS:
-                self._say(f"  {label:<32}{counts[kind]:>6}")
-        timed = sorted((o for o in outcomes if o[5] > 0), key=lambda o: -o[5])[:self.SLOWEST]
-        if timed:
-            self._say("  slowest: " + "; ".join(f"{a} {s} {t:.1f} s" for a, s, _, _, _, t in timed))
-
-    def _graded(self, assignment: str, student: str, text: str) -> tuple[str, str]:
-        """(status, line) of a graded submission: graded, late, overridden, blank or flagged."""
-        with Gradebook(self.coursedir.db_url, self.coursedir.course_id) as gb:
-            try:
-                top = gb.find_assignment(assignment).max_score
-                row = graded_row(gb, assignment, student, top)
-            except MissingEntry:
-                return GRADED, text
-        score = f"{row.score:g}/{row.max_score:g}"
-        earlier = " earlier, unchanged" if "unchanged" in text else ""
-        return row.status, f"{row.status}{earlier} {score}" + (
-            f": {row.reason}" if row.reason and row.status != GRADED else "")
 
     def _say(self, text: str) -> None:
         print(text, file=self._out, flush=True)
 
     @contextlib.contextmanager
     def _terminal_to_log(self, root: str):
-        """Kernels, judge children and worker processes write to file descriptors 1 and 2
-        (ipykernel's banner, once per kernel): while grading, both go to the log, and this
-        run's own lines go to the terminal through a copy of the original stdout."""
-        for stream in (sys.stdout, sys.stderr):
-            with contextlib.suppress(Exception):
-                stream.flush()
-        try:
-            direct = sys.stdout.fileno() == 1   # our lines would follow fd 1 into the log
-        except (AttributeError, ValueError, io.UnsupportedOperation):
-            direct = False
-        saved = (os.dup(1), os.dup(2))
-        log = os.open(os.path.join(root, self.log_name), os.O_WRONLY | os.O_APPEND | os.O_CREAT,
-                      0o644)
-        self._out = os.fdopen(os.dup(saved[0]), "w", buffering=1) if direct else sys.stdout
-        os.dup2(log, 1)
-        os.dup2(log, 2)
-        try:
-            yield
-        finally:
-            for stream in (sys.stdout, sys.stderr):
-                with contextlib.suppress(Exception):
-                    stream.flush()
-            os.dup2(saved[0], 1)
-            os.dup2(saved[1], 2)
-            for fd in saved + (log,):
-                os.close(fd)
-            if direct:
-                self._out.close()
-            self._out = sys.stdout
+        with console.terminal_to_log(os.path.join(root, self.log_name)) as out:
+            self._out = out
+            try:
+                yield
+            finally:
+                self._out = sys.stdout
 
     def grade_one(self, status, records, assignment, student) -> tuple[str, str, str]:
         """Grade one submission; returns (status, what to print, reason)."""

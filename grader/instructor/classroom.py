@@ -12,17 +12,14 @@ from __future__ import annotations
 
 import contextlib
 import csv
-import io
-import logging
 import os
 import shutil
 import sys
-import tempfile
-import time
 from dataclasses import dataclass, field
 
 import nbformat
 
+from .inprocess import CommandFailed, _Tee, nbgrader  # noqa: F401  (re-exported)
 from ..nbgrader_plugins import (BLANK, FAILED, GRADED, KERNEL_DIED, MISSING, NO_NOTEBOOK,
                                 NOTHING_SUBMITTED, TIMED_OUT, UNCHANGED, UNREADABLE)
 
@@ -185,48 +182,6 @@ def expected(paths: Paths, students=CLASS) -> dict[tuple[str, str], Expected]:
     return out
 
 
-# ---- running nbgrader commands in-process -------------------------------------------------
-class CommandFailed(RuntimeError):
-    pass
-
-
-def nbgrader(argv: list[str], cwd: str, app_class=None, echo=None) -> str:
-    """Run ``nbgrader ARGV`` from ``cwd`` in this process (as ``nbgrader`` would from a shell,
-    config files included) and return its log; raise `CommandFailed` if it exits non-zero."""
-    from jupyter_core.application import NoStart
-    if app_class is None:
-        from nbgrader.apps import NbGraderApp as app_class
-    if echo:
-        echo("$ " + ("nbgrader" if app_class.__name__ == "NbGraderApp" else
-                     "python -m grader.instructor") + " " + " ".join(argv))
-    old = os.getcwd()
-    buff = io.StringIO()
-    os.chdir(cwd)
-    app = app_class.instance()
-    code = 0
-    try:
-        app.initialize(argv)
-        sub = app
-        while sub is not None:              # the command's terminal output goes to the log
-            for handler in sub.log.handlers:
-                if isinstance(handler, logging.StreamHandler) and handler.stream in (
-                        sys.stderr, sys.stdout):
-                    handler.setLevel(logging.CRITICAL + 1)
-            sub = getattr(sub, "subapp", None)
-        app.init_logging(logging.StreamHandler, [buff], color=False, subapps=True)
-        app.start()
-    except NoStart:
-        pass
-    except SystemExit as exit_:
-        code = exit_.code or 0
-    finally:
-        app.reset()
-        os.chdir(old)
-    if code:
-        raise CommandFailed(f"nbgrader {' '.join(argv)} exited {code}:\n{buff.getvalue()}")
-    return buff.getvalue()
-
-
 # ---- the term, step by step ----------------------------------------------------------------
 def build_course(work: str, exercises: str | None = None, settings: dict | None = None) -> Paths:
     """A throw-away course: a copy of course/nbgrader_config.py beside a copy of exercises/, its
@@ -313,20 +268,6 @@ def collect(paths: Paths, echo=None) -> None:
                  echo=echo)
 
 
-class _Tee(io.StringIO):
-    """Keeps what is written, and passes it on to ``also`` (the terminal) as it comes."""
-
-    def __init__(self, also=None):
-        super().__init__()
-        self.also = also
-
-    def write(self, text):
-        if self.also is not None:
-            self.also.write(text)
-            self.also.flush()
-        return super().write(text)
-
-
 def autograde(paths: Paths, timeout: int, echo=None, extra=()) -> str:
     """``python -m grader.instructor autograde`` in this process; returns what it printed."""
     from .autograde import AutogradeEach
@@ -376,50 +317,3 @@ def run_term(paths: Paths, students=CLASS, timeout: int = 10, echo=None) -> list
     return export(paths, echo)
 
 
-# ---- the table --------------------------------------------------------------------------
-def table(rows: list[dict]) -> str:
-    head = ("student", "assignment", "score", "status", "reason")
-    body = [(r["student_id"], r["assignment"],
-             f"{r['score'] or '-'}/{r['max_score']}", r["status"], r["reason"]) for r in rows]
-    widths = [max(len(str(x[i])) for x in [head] + body) for i in range(len(head))]
-    line = lambda cells: "  ".join(str(c).ljust(w) for c, w in zip(cells, widths)).rstrip()
-    return "\n".join([line(head), line(["-" * w for w in widths])] + [line(b) for b in body])
-
-
-def demo_main(argv: list[str]) -> int:
-    import argparse
-    parser = argparse.ArgumentParser(prog="python -m grader.instructor demo",
-                                     description="Run a simulated class through the whole term "
-                                                 "in a throw-away copy of the course.")
-    parser.add_argument("--keep", metavar="DIR", help="build the course in DIR and keep it")
-    parser.add_argument("--timeout", type=int, default=10,
-                        help="Execute.timeout, seconds per cell (default 10; the course's own is 60)")
-    args = parser.parse_args(argv)
-    start = time.monotonic()
-    work = args.keep or tempfile.mkdtemp(prefix="inside-vmap-demo-")
-    try:
-        paths = build_course(work)
-        print(f"inside-vmap demo: a simulated class of {len(CLASS)} in {work}")
-        for st in CLASS:
-            print(f"  {st.id:<5} {st.kind}")
-        rows = run_term(paths, CLASS, args.timeout, echo=print)
-        print("\n== the grade table (course/grades.csv)\n")
-        print(table(rows))
-        want = expected(paths)
-        wrong = [r for r in rows if _differs(r, want.get((r["assignment"], r["student_id"])))]
-        print(f"\ninside-vmap demo: {len(rows)} rows, {len(wrong)} differ from what the "
-              f"scenario expects; {time.monotonic() - start:.0f} s in all")
-        if args.keep:
-            print(f"inside-vmap demo: the course is kept in {work}")
-        return 1 if wrong else 0
-    finally:
-        if not args.keep:
-            shutil.rmtree(work, ignore_errors=True)
-
-
-def _differs(row: dict, want: Expected | None) -> bool:
-    if want is None:
-        return True
-    score = None if row["score"] == "" else float(row["score"])
-    return (score, float(row["max_score"]), row["status"], row["reason"]) != \
-        (want.score, want.max_score, want.status, want.reason)

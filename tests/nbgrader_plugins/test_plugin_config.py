@@ -22,7 +22,8 @@ def test_the_judge_runs_between_limit_output_and_save_autogrades(course_config):
     judge = steps.index("grader.judge.preprocessor.JudgeExercises")
     names = [s.rsplit(".", 1)[-1] for s in steps]
     assert names.index(LimitOutput.__name__) < judge < names.index(SaveAutoGrades.__name__)
-    assert ClearMetadataPreprocessor.__name__ in names and "Execute" in names
+    assert ClearMetadataPreprocessor.__name__ in names
+    assert any(n.endswith("Execute") for n in names)        # nbgrader's Execute, or one built on it
 
 
 def test_the_course_config_points_at_the_plugins(course_config):

@@ -72,3 +72,20 @@ def test_assign_collect_autograde_feedback_export(course):
     assert (rows["hana"]["score"], rows["hana"]["status"]) == ("", "missing")
     # its answers are the release's, untouched: blank, whatever became of the grade cell
     assert (rows["ivy"]["score"], rows["ivy"]["status"]) == ("0", "blank")
+
+
+def test_bin_nbgrader_runs_without_activating_anything(course, tmp_path):
+    """bin/nbgrader: the venv's nbgrader, the course's configuration, no `activate`; from a
+    folder without nbgrader_config.py it says where to run it instead of using no course."""
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV",)}
+    env["PATH"] = "/usr/bin:/bin"                   # nothing of the venv on PATH
+    wrapper = os.path.join(C.ROOT, "bin", "nbgrader")
+    added = subprocess.run([wrapper, "db", "student", "add", "zoe", "--last-name=Z"],
+                           cwd=course.course, env=env, capture_output=True, text=True, timeout=300)
+    assert added.returncode == 0, added.stderr
+    listed = subprocess.run([wrapper, "db", "student", "list"], cwd=course.course, env=env,
+                            capture_output=True, text=True, timeout=300)
+    assert "zoe (Z, None)" in listed.stdout, listed.stdout + listed.stderr
+    elsewhere = subprocess.run([wrapper, "db", "student", "list"], cwd=tmp_path, env=env,
+                               capture_output=True, text=True, timeout=60)
+    assert elsewhere.returncode == 2 and "run bin/nbgrader from" in elsewhere.stderr

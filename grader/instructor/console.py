@@ -1,0 +1,84 @@
+"""What ``make autograde`` shows: one line per submission, a closing table; the rest to the log.
+
+Kept apart from the grading (`grader.instructor.autograde`) so the terminal's shape can change
+without touching how submissions are graded.
+"""
+from __future__ import annotations
+
+import collections
+import contextlib
+import io
+import os
+import sys
+
+from nbgrader.api import Gradebook, MissingEntry
+
+from ..nbgrader_plugins import BLANK, FAILED, GRADED, LATE, MISSING, NEEDS_MANUAL, OVERRIDDEN
+from ..nbgrader_plugins.outcome import graded_row
+
+# The closing table's rows, in order; ALWAYS are shown even at zero.
+TABLE = ((GRADED, "graded"), (LATE, "late (penalty applied)"),
+         (OVERRIDDEN, "overridden (manual grade)"), (BLANK, "blank (unchanged release)"),
+         (NEEDS_MANUAL, "flagged: needs manual grading"), (FAILED, "failed"), (MISSING, "missing"))
+ALWAYS = (GRADED, FAILED, NEEDS_MANUAL, BLANK, MISSING)
+SLOWEST = 5
+
+
+def table(outcomes, absent: int, seconds: float) -> list[str]:
+    """A count per status, then the slowest submissions. ``outcomes``: (assignment, student,
+    status, line, reason, seconds) per submission of the run; ``absent``: roster students who
+    handed nothing in (missing too)."""
+    counts = collections.Counter(o[2] for o in outcomes)
+    counts[MISSING] += absent
+    lines = [f"autograde: {len(outcomes) + absent} submission(s) in {seconds:.0f} s"]
+    lines += [f"  {label:<32}{counts[kind]:>6}" for kind, label in TABLE
+              if counts[kind] or kind in ALWAYS]
+    timed = sorted((o for o in outcomes if o[5] > 0), key=lambda o: -o[5])[:SLOWEST]
+    if timed:
+        lines.append("  slowest: " + "; ".join(f"{o[0]} {o[1]} {o[5]:.1f} s" for o in timed))
+    return lines
+
+
+def graded_line(coursedir, assignment: str, student: str, text: str) -> tuple[str, str]:
+    """(status, line) of a graded submission, as the export will say it: graded, late,
+    overridden, blank or needs manual grading, with the score and the reason."""
+    with Gradebook(coursedir.db_url, coursedir.course_id) as gb:
+        try:
+            row = graded_row(gb, assignment, student, gb.find_assignment(assignment).max_score)
+        except MissingEntry:
+            return GRADED, text
+    earlier = " earlier, unchanged" if "unchanged" in text else ""
+    return row.status, f"{row.status}{earlier} {row.score:g}/{row.max_score:g}" + (
+        f": {row.reason}" if row.reason and row.status != GRADED else "")
+
+
+@contextlib.contextmanager
+def terminal_to_log(log_path: str):
+    """Kernels, judge children and worker processes write to file descriptors 1 and 2
+    (ipykernel's "To connect another client ..." banner, once per kernel): while grading, both
+    go to the log. Yields where this run's own lines go: a copy of the original stdout (or
+    ``sys.stdout`` itself when it is not fd 1, as under a redirect)."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    try:
+        direct = sys.stdout.fileno() == 1       # our lines would follow fd 1 into the log
+    except (AttributeError, ValueError, io.UnsupportedOperation):
+        direct = False
+    saved = (os.dup(1), os.dup(2))
+    log = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    out = os.fdopen(os.dup(saved[0]), "w", buffering=1) if direct else sys.stdout
+    os.dup2(log, 1)
+    os.dup2(log, 2)
+    try:
+        yield out
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for fd in saved + (log,):
+            os.close(fd)
+        if direct:
+            out.close()
