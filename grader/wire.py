@@ -20,9 +20,13 @@ import numpy as np
 
 @dataclass(frozen=True)
 class Failure:
-    """The student's code raised while being observed: in which stage, and the error's last line."""
+    """The student's code raised while being observed: in which stage, and the error's last line.
+
+    ``detail`` is plain data the stage attached (what the student's answer had returned when a
+    later step refused it), so a hint can name the offending entry without reading the message."""
     stage: str
     error: str
+    detail: object = None
 
     @property
     def kind(self) -> str:
@@ -31,13 +35,15 @@ class Failure:
 
 
 @contextlib.contextmanager
-def stage(name: str):
-    """Label exceptions raised inside the block with the observation stage they come from."""
+def stage(name: str, detail=None):
+    """Label exceptions raised inside the block with the observation stage they come from (and
+    ``detail``, plain data about what reached that stage)."""
     try:
         yield
     except Exception as err:
         if not hasattr(err, "_inside_vmap_stage"):
             err._inside_vmap_stage = name
+            err._inside_vmap_detail = detail
         raise
 
 
@@ -47,7 +53,8 @@ def failure_from(err: BaseException, default_stage: str = "call") -> Failure:
     exc = traceback.TracebackException.from_exception(err, limit=0)
     exc.__notes__ = None
     last = list(exc.format_exception_only())[-1].strip()
-    return Failure(getattr(err, "_inside_vmap_stage", default_stage), last[:400])
+    return Failure(getattr(err, "_inside_vmap_stage", default_stage), last[:400],
+                   getattr(err, "_inside_vmap_detail", None))
 
 
 def observe_safely(observe, objs, case):
@@ -81,7 +88,8 @@ def plain(value):
     if isinstance(value, bytes):
         return {"__bytes__": base64.b64encode(value).decode()}
     if isinstance(value, Failure):
-        return {"__failure__": [value.stage, value.error]}
+        extra = [] if value.detail is None else [plain(value.detail)]
+        return {"__failure__": [value.stage, value.error, *extra]}
     if isinstance(value, tuple):
         return {"__tuple__": [plain(v) for v in value]}
     if isinstance(value, list):
@@ -103,8 +111,10 @@ def unplain(value):
         if set(value) == {"__dict__"}:
             return {str(k): unplain(v) for k, v in value["__dict__"].items()}
         if set(value) == {"__failure__"}:
-            stage_name, error = value["__failure__"]
-            return Failure(str(stage_name), str(error))
+            stage_name, error, *detail = value["__failure__"]
+            if len(detail) > 1:
+                raise ValueError("not plain data: a failure with more than one detail")
+            return Failure(str(stage_name), str(error), unplain(detail[0]) if detail else None)
         raise ValueError(f"not plain data: a dict with keys {sorted(value)[:5]}")
     if value is None or isinstance(value, (bool, int, float, str)):
         return value

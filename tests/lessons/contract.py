@@ -83,3 +83,15 @@ def assert_plain_and_judged_alike(exercise, *answer, seed: int = 1):
     judged = exercise.verdict(cases, observed)
     assert judged.to_dict() == exercise.check(*answer, hidden=True, seed=seed).to_dict()
     return judged
+
+
+def assert_hints_name(res, mistakes: dict, mistake: str):
+    """Every hint of a failed ``res`` names ``mistake`` (one of its phrases in ``mistakes``), and
+    none names another: a hint is derived from what the answer did, so one mistake, one story."""
+    assert not res.passed and res.findings, res.summary()
+    own, others = mistakes[mistake], [p for m, ps in mistakes.items() if m != mistake for p in ps]
+    for finding in res.findings:
+        assert any(p in finding.hint for p in own), (mistake, finding.case, finding.hint)
+        named = [p for p in others if p in finding.hint]
+        assert not named, (mistake, named, finding.case, finding.hint)
+    return [f.hint for f in res.findings]

@@ -12,6 +12,7 @@ from ... import core
 from ...core.jaxprs import Eqn
 from ...exercise import Delegation, Exercise, fresh_cases
 from . import draw
+from . import rule_hints as hints
 from .kit import REFERENCES, observe
 
 # JAX's own rule makers and tables: a rule that hands the work to them has not been written.
@@ -41,15 +42,24 @@ def expect(case) -> dict:
     return {"shape": tuple(int(d) for d in out.shape), "values": out.ravel().tolist()}
 
 
+def _dims(case) -> list:
+    """The inner vmap's in_axes as the rule receives them: non-negative ints, or None."""
+    return [None if a is None else a % len(shape) for a, shape in zip(case["in_axes"], case["shapes"])]
+
+
 def failure_hint(case, failure) -> str:
-    err, name = failure.error, case["prim"]
+    err, name, dims = failure.error, case["prim"], _dims(case)
+    flat = case["outer_axes"] is None
     if "same rank" in err:
-        return ("an unmapped operand went into the primitive without an axis where the batch is: "
-                "give it a size-1 axis there (jnp.expand_dims(y, 0) once the mapped operand's "
-                "batch axis is at the front) and let the primitive's broadcasting do the rest.")
+        i = dims.index(None) if None in dims else 0
+        return (f"operand {i} is unmapped (dims[{i}] is None) and went into scaled_diff with one "
+                f"axis fewer than the mapped operand: give it a size-1 axis where the batch is "
+                f"(jnp.expand_dims(y, 0) once the mapped operand's batch axis is at the front) and "
+                f"let the primitive's broadcasting do the rest.")
     if "incompatible shapes" in err:
-        return ("the operands' batch axes don't line up: move every batch axis to the same place "
-                "(the front, with jnp.moveaxis) before binding.")
+        return (f"the operands' batch axes don't line up: they arrive at dims {tuple(dims)}, and "
+                f"bound as they are they pair the batch of one with an example axis of the other. "
+                f"Move every batch axis to the same place (the front, with jnp.moveaxis) first.")
     if "rowmax takes" in err:
         return ("rowmax only accepts a rank-2 matrix, so binding it on the batched value as it is "
                 "(what defvectorized would do) breaks its contract. Move the batch axis next to "
@@ -59,8 +69,9 @@ def failure_hint(case, failure) -> str:
                 "axis than an example, so axes at or after batch_dim move up by one.")
     meaning = core.error_meaning(err)
     if meaning == "axis out of range":
-        return ("an axis number is out of range: the out_dim you return must name an axis of the "
-                "value you return (count the axes the primitive removed or added).")
+        return _out_of_range(case, dims) if flat else (
+            "an axis number is out of range: the out_dim you return must name an axis of the "
+            "value you return (count the axes the primitive removed or added).")
     if meaning == "batch dim not an int":
         return "return the output batch dim as a plain Python int (int(...)), or None."
     if failure.kind == "NotImplementedError":
@@ -69,6 +80,22 @@ def failure_hint(case, failure) -> str:
         return (f"a rule receives the primitive's parameters as keyword arguments (**params) and "
                 f"must pass them on to {name}_p.bind.")
     return "run your rule on the example in the exercise and read the error."
+
+
+def _out_of_range(case, dims) -> str:
+    """An out_dim outside the result: say where the batch ends up for this case's primitive."""
+    d, name = next(x for x in dims if x is not None), case["prim"]
+    head = "the out_dim your rule returned is not an axis of the value it returned"
+    if name == "sumsq":
+        axes = dict(case["params"])["axes"]
+        before = [a for a in axes if a < d]
+        return (f"{head}: sumsq removes the example's axes {axes}, {len(before)} of them before "
+                f"the batch axis (dims[0] = {d}), so the batch ends at axis {d - len(before)} of "
+                f"the result. Count the reduced axes before the batch dim.")
+    if name == "rowmax":
+        return (f"{head}: rowmax removes the columns axis, so its result has one axis fewer than "
+                f"its operand; the batch is where your rule put it among the rows.")
+    return f"{head}: {name} keeps every axis, so the batch stays at dims[0] = {d} unless you moved it."
 
 
 def _batch_size(case):
@@ -101,31 +128,47 @@ def _structure_hint(case, mine: list[Eqn]) -> str | None:
 
 
 def compare(case, expected, got):
-    name = case["prim"]
+    name, nested = case["prim"], case["outer_axes"] is not None
+    eqns = [Eqn.from_plain(e) for e in got["eqns"]]
+    mine = [e for e in eqns if e.primitive == name]
+    if name == "sumsq" and not nested and len(mine) == 1:
+        hint = hints.sumsq_axes(case, _batch_size(case), mine[0])
+        if hint:
+            return draw.finding(case, f"sumsq on axes {_shifted_axes(case, mine[0])}",
+                                f"{mine[0]}", hint)
+    # Under an outer vmap the observed result went through two levels: only flat cases are read
+    # call by call.
+    calls, flat = ([] if nested else got.get("calls", [])), (got, expected)
     if tuple(got["shape"]) != tuple(expected["shape"]):
-        if sorted(got["shape"]) == sorted(expected["shape"]):
-            hint = ("the output's batch axis is not where the out_dim you returned says: return "
-                    "the index of the batch axis in the value you return.")
-        elif name == "sumsq" and case["outer_axes"] is None and \
-                _batch_size(case) not in got["shape"]:
-            hint = ("your rule reduced the batch axis too: the axes parameter counts the axes of "
-                    "one example, so every axis at or after batch_dim moves up by one.")
-        else:
-            hint = ("the result has the wrong shape compared with a loop over examples: does your "
-                    "rule use the batch dim it is given (dims), rather than assume the batch axis "
-                    "is at the front?")
+        hint = hints.misplaced_batch(name, calls, eqns, *flat) or _shape_hint(case, got)
         return draw.finding(case, f"shape {tuple(expected['shape'])}", f"shape {tuple(got['shape'])}",
                             hint)
     if not np.allclose(got["values"], expected["values"], rtol=1e-5, atol=1e-6):
-        hint = ("same shape as a loop over examples but different numbers: check the out_dim you "
-                "return, that the operands' batch axes line up, and that you pass **params on.")
+        hint = hints.misplaced_batch(name, calls, eqns, *flat) or hints.wrong_values(
+            name, case, got["values"], expected, got.get("bound", []))
         return draw.finding(case, "the values of a loop over examples", "different values", hint)
-    if case["outer_axes"] is None:
-        mine = [e for e in map(Eqn.from_plain, got["eqns"]) if e.primitive == name]
+    if not nested:
         hint = _structure_hint(case, mine)
         if hint:
             return draw.finding(case, f"one {name} equation", [str(e) for e in mine], hint)
     return None
+
+
+def _shifted_axes(case, eqn) -> tuple:
+    operand, size = eqn.in_shapes[0], _batch_size(case)
+    p = operand.index(size) if size in operand else 0
+    return tuple(a + 1 if a >= p else a for a in dict(case["params"])["axes"])
+
+
+def _shape_hint(case, got) -> str:
+    """No recorded call explains the shape: say what differs, in general terms."""
+    if case["prim"] == "sumsq" and case["outer_axes"] is None and \
+            _batch_size(case) not in got["shape"]:
+        return ("your rule reduced the batch axis too: the axes parameter counts the axes of one "
+                "example, so every axis at or after batch_dim moves up by one.")
+    return ("the result has the wrong shape compared with a loop over examples: does your rule "
+            "use the batch dim it is given (dims), rather than assume the batch axis is at the "
+            "front?")
 
 
 def _rule_case(prim, rng, nested, force=None):

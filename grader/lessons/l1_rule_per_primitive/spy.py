@@ -72,43 +72,51 @@ def expect(case) -> list[tuple]:
 
 
 def _hint(case, i, exp, got) -> str:
+    """The first of (batch_dim, seen shape, value shape) the spy got wrong for argument ``i``."""
     axis = case["in_axes"][i]
     nested = case["outer_axes"] is not None
     (ebd, eseen, eval_), (gbd, gseen, gval) = exp, got
+    arg = f"argument {i} (in_axes {axis}, shape {case['shapes'][i]})"
     if gbd != ebd:
         if axis is None and nested:
-            return (f"argument {i} has in_axes None in your vmap, so it is not in your vmap at "
-                    f"all: it arrives as it was outside, here a tracer of the OUTER vmap. Report "
-                    f"(None, shape, shape) for it: the in_axes you were given says which "
-                    f"arguments your vmap maps.")
+            return (f"{arg} is not in your vmap at all, since its in_axes entry is None: it "
+                    f"arrives as it was outside, here a tracer of the OUTER vmap (you reported its "
+                    f"batch dim {gbd}). Report (None, shape, shape) for it: the in_axes you were "
+                    f"given says which arguments your vmap maps.")
         if axis is not None and gbd == axis:
-            return ("JAX normalises a negative in_axes: the tracer's batch_dim is non-negative. "
-                    "Read x.batch_dim instead of copying in_axes.")
+            return (f"{arg}: you reported batch_dim {gbd}, the in_axes entry as written; JAX "
+                    f"normalises a negative in_axes, so the tracer's batch_dim is {ebd}. Read "
+                    f"x.batch_dim instead of copying in_axes.")
         if axis is None:
-            return "an argument with in_axes None has no batch dim: report None for it."
-        return "read the batch dim off the tracer: x.batch_dim."
+            return (f"{arg} has no batch dim in your vmap: you reported {gbd}; report None for "
+                    f"it.")
+        return f"{arg}: its tracer's batch_dim is {ebd}, you reported {gbd}; read x.batch_dim."
     if gseen != eseen:
         if gseen == eval_:
-            return ("the shape the function sees is x.shape (the batch axis hidden); you reported "
-                    "the value underneath.")
-        return "the shape the function sees is x.shape, the per-example shape."
+            return (f"{arg}: you reported {gseen}, the shape of the value underneath, as the shape "
+                    f"the function sees; x.shape hides the batch axis: {eseen}.")
+        return f"{arg}: the function sees x.shape, {eseen}; you reported {gseen}."
     if gval != eval_:
         if gval == eseen and axis is not None:
-            return "x.shape hides the batch axis; x.val.shape does not."
+            return (f"{arg}: you reported {gval}, the shape the function sees, as the value's "
+                    f"shape; x.shape hides the batch axis, x.val.shape does not: {eval_}.")
         if nested and len(gval) > len(eval_):
-            return ("report one level only: x.val is the value one vmap down (in a nested vmap, "
-                    "a tracer of the outer vmap); do not peel further.")
-        return "the value underneath is x.val; report x.val.shape."
+            return (f"{arg}: you reported {gval}, more than one level down. Report one level "
+                    f"only: x.val is the value one vmap down (in a nested vmap, a tracer of the "
+                    f"outer vmap, {eval_}); do not peel further.")
+        return f"{arg}: the value underneath is x.val, of shape {eval_}; you reported {gval}."
     return ""
 
 
 def compare(case, expected, got):
     expected = [tuple(r) for r in expected]
     if len(got) != len(expected):
-        return draw.finding(case, expected, got, "report one tuple per argument, in argument order.")
+        return draw.finding(case, expected, got,
+                            f"report one tuple per argument, in argument order: {len(expected)} "
+                            f"here, you returned {len(got)}.")
     for i, (exp, g) in enumerate(zip(expected, got)):
         if tuple(g) != tuple(exp):
-            return draw.finding(case, expected, got, f"argument {i}: " + _hint(case, i, exp, g))
+            return draw.finding(case, expected, got, _hint(case, i, exp, g))
     return None
 
 
@@ -116,8 +124,11 @@ def failure_hint(case, failure) -> str:
     if failure.stage == "report":
         return "return a list with one (batch_dim, shape, value_shape) tuple per argument."
     if failure.kind == "AttributeError":
-        return ("an argument with in_axes None is not a BatchTracer (it has no .val or "
-                ".batch_dim): it arrives as it was, so handle it separately.")
+        unmapped = [i for i, a in enumerate(case["in_axes"]) if a is None]
+        which = (f"argument {unmapped[0]} has in_axes None, so it" if unmapped else
+                 "an argument with in_axes None")
+        return (f"{which} is not a BatchTracer (it has no .val or .batch_dim): it arrives as it "
+                f"was, so handle it separately.")
     return "run your spy on the example above and read the error."
 
 

@@ -24,22 +24,31 @@ def compare(case, expected, got):
     if got == expected:
         return None
     extra = sorted(set(got) - set(expected))
-    if any(n not in TABLE_NAMES for n in extra):
-        hint = ("only the tables named in TABLE_NAMES hold rules: skippable_batchers, vmappables "
-                "and the rest are other bookkeeping.")
+    others = [n for n in extra if n not in TABLE_NAMES]
+    missing = sorted(set(expected) - set(got))
+    if others:
+        hint = (f"{', '.join(others)} {'is' if len(others) == 1 else 'are'} not among "
+                f"TABLE_NAMES: only those tables hold rules; skippable_batchers, vmappables and "
+                f"the rest are other bookkeeping.")
     elif extra:
-        hint = "a proxy is not a table: leave out every table that is not a real dict."
-    elif set(got) != set(expected):
-        hint = "include every real dict among TABLE_NAMES that this module has."
+        hint = (f"{', '.join(extra)} {'is a proxy' if len(extra) == 1 else 'are proxies'} here, "
+                f"not {'a dict' if len(extra) == 1 else 'dicts'}, even though len() answers: a "
+                f"proxy is not a table, so leave out every table that is not a real dict.")
+    elif missing:
+        hint = (f"{', '.join(missing)} {'is a real dict' if len(missing) == 1 else 'are real dicts'}"
+                f" among TABLE_NAMES on this module, and your answer leaves "
+                f"{'it' if len(missing) == 1 else 'them'} out: include every one.")
     else:
-        hint = "count the entries of each table with len(table)."
+        wrong = next(n for n in sorted(expected) if got[n] != expected[n])
+        hint = (f"{wrong} holds {expected[wrong]} rules, not {got[wrong]}: count its entries with "
+                f"len(table).")
     return draw.finding(case, expected, got, hint)
 
 
 def failure_hint(case, failure) -> str:
     if failure.stage == "answer":
         return "return a dict {table name: number of rules}."
-    return proxy_hint(failure)
+    return proxy_hint(case, failure)
 
 
 TABLE_SIZES = Exercise("table_sizes", 1, ("table_sizes",), observe.table_sizes, cases, expect,

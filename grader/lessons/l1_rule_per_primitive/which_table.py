@@ -15,7 +15,7 @@ POOL = ("sin", "cos", "tanh", "exp", "add", "mul", "sub", "max", "reduce_sum", "
         "transpose", "dot_general", "reshape", "broadcast_in_dim", "concatenate", "select_n")
 AXIS_POOL = ("psum", "pmax", "all_gather", "all_to_all", "ppermute", "axis_index", "pbroadcast",
              "cond", "while", "scan", "jit", "remat2", "custom_vjp_call_jaxpr")
-LAYOUTS = ("split", "collapsed-readable", "collapsed-writeonly", "legacy")
+LAYOUTS = ("split", "collapsed-readable", "collapsed-readthrough", "collapsed-writeonly", "legacy")
 
 
 @functools.lru_cache(maxsize=1)
@@ -79,6 +79,8 @@ VISIBLE = (
                 "fancy_primitive_batchers": ("psum", "cond", "pbroadcast")}},
     {"layout": "collapsed-readable", "query": ("fancy_primitive_batchers", 0),
      "tables": {"fancy_primitive_batchers": ("sin", "add", "psum", "scan")}},
+    {"layout": "collapsed-readthrough", "query": ("fancy_primitive_batchers", 1),
+     "tables": {"fancy_primitive_batchers": ("cos", "mul", "all_gather", "cond")}},
     {"layout": "collapsed-writeonly", "query": ("fancy_primitive_batchers", 2),
      "tables": {"fancy_primitive_batchers": ("sin", "transpose", "dot_general", "while")}},
     {"layout": "legacy", "query": ("axis_primitive_batchers", 1),
@@ -108,39 +110,68 @@ def expect(case):
     return holders[0] if holders else None
 
 
-def proxy_hint(failure) -> str:
+def proxies(case) -> list[str]:
+    """The tables named in TABLE_NAMES that this case's module has but that are not dicts."""
+    module, _ = standin(case)
+    return [n for n in TABLE_NAMES if hasattr(module, n) and not isinstance(getattr(module, n), dict)]
+
+
+def proxy_hint(case, failure) -> str:
     if failure.kind in ("KeyError", "TypeError"):
-        return ("one of the tables is a proxy, not a dict: `in`, len() and [] raise on it (one "
-                "kind raises KeyError: 0 for `in`, another TypeError). Check "
-                "isinstance(table, dict) before asking it anything.")
+        names = proxies(case)
+        which = (f"here {' and '.join(names)} {'is a proxy' if len(names) == 1 else 'are proxies'}"
+                 if names else "one of the tables is a proxy")
+        return (f"your code asked a table that is not a dict, and it raised {failure.kind}: "
+                f"{which}, and a proxy may raise on `in`, len() or [] (KeyError: 0 on one kind, "
+                f"TypeError on another). Check isinstance(table, dict) before asking a table "
+                f"anything.")
     if failure.kind == "AttributeError":
-        return ("not every layout has every table: use getattr(module, name, None) and skip "
-                "what is missing.")
+        module, _ = standin(case)
+        absent = [n for n in TABLE_NAMES if not hasattr(module, n)]
+        return (f"not every layout has every table (this one has no {', '.join(absent)}): use "
+                f"getattr(module, name, None) and skip what is missing.")
     return "run your function on the example and read the error."
 
 
 def compare(case, expected, got):
     if got == expected:
         return None
-    where, key = case["query"]
-    name = key if where in ("fresh", "registered") else case["tables"][where][key]
-    if expected is None:
-        hint = (f"this {name!r} is a fresh primitive that only shares its name with a registered "
-                f"one. Tables are keyed by the Primitive object: test `prim in table` (identity), "
-                f"not names.")
-    elif name == "pbroadcast" or got in TABLE_NAMES:
-        hint = ("two different primitives can share a name (pbroadcast did in old releases): "
-                "look the object up (`prim in table`), never its name.")
+    module, objects = standin(case)
+    prim = query_prim(case, objects)
+    table = getattr(module, got, None) if isinstance(got, str) else None
+    if got is not None and got not in TABLE_NAMES:
+        hint = (f"{got!r} is not one of the rule tables: only the names in TABLE_NAMES hold "
+                f"rules (skippable_batchers, vmappables and the rest are other bookkeeping).")
+    elif got is not None and not isinstance(table, dict):
+        hint = (f"{got} here is not a dict but a proxy{' that answers `in` by reading through to '
+                f'the real table' if table is not None and _answers_in(table, prim) else ''}: a "
+                f"proxy holds no rules of its own, however it answers. Ask only tables for which "
+                f"isinstance(table, dict) is true.")
+    elif expected is None:
+        hint = (f"this {prim.name!r} is a fresh primitive that only shares its name with a "
+                f"registered one, and {got} holds the other: tables are keyed by the Primitive "
+                f"object, so test `prim in table` (identity), not names.")
+    elif got is not None:
+        hint = (f"{got} holds a different primitive that is also called {prim.name!r} (two "
+                f"primitives can share a name, as pbroadcast did in old releases), while this "
+                f"object is in {expected}: look the object up (`prim in table`), never its name.")
     else:
-        hint = ("only the tables named in TABLE_NAMES hold rules, and only those that are real "
-                "dicts (a proxy holds nothing; skippable_batchers is not a rule table).")
+        hint = (f"this primitive object is in {expected}, a real dict, and your function did not "
+                f"find it there: ask every real dict among TABLE_NAMES, in that order.")
     return draw.finding(case, repr(expected), repr(got), hint)
+
+
+def _answers_in(table, prim) -> bool:
+    try:
+        return prim in table
+    except Exception:  # a proxy that raises: the other kind of proxy
+        return False
 
 
 def failure_hint(case, failure) -> str:
     if failure.stage == "answer":
         return "return the table's name (a str) or None."
-    return proxy_hint(failure)
+    return proxy_hint(case, failure)
 
 
 # Reading modules by name is the exercise, so a computed getattr is fine; the course's own

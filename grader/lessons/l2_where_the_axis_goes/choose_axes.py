@@ -143,35 +143,61 @@ def _per_output(spec, n) -> tuple:
     return (spec,) * n
 
 
-def _in_axes_mismatch(case, in_axes) -> int | None:
-    """Index of the first argument whose batch axis the student's in_axes misplaces."""
-    args = case["layout"]["args"]
+def _in_axes_hint(case, got) -> str | None:
+    """What the first in_axes entry that misdescribes the layout's data got wrong, or None."""
+    args, in_axes = case["layout"]["args"], got["in_axes"]
     spec = in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(args)
+    refused = "vmap refused the spec: " if "refused" in got else ""
+    data = "in_axes describes the data you hand to vmap, not where you would like the batch to be"
     if len(spec) != len(args):
-        return 0
+        return (f"{refused}the layout has {len(args)} argument(s) and your in_axes has "
+                f"{len(spec)} entries: {data}, one entry per argument.")
     for i, (s, a) in enumerate(zip(spec, args)):
+        rank, batch = a["rank"], a["batch"]
         if s is not None and not isinstance(s, int):
-            return i
-        if canon(s, a["rank"]) != canon(a["batch"], a["rank"]):
-            return i
+            return f"{refused}argument {i}'s in_axes entry {s!r} is not an int or None: {data}."
+        if s is not None and not -rank <= s < rank:
+            held = "does not batch it" if batch is None else f"puts its batch axis at {batch}"
+            return (f"{refused}your in_axes gives argument {i}, of rank {rank}, the axis {s}, "
+                    f"which it does not have: {data}, and the layout {held}.")
+        if canon(s, rank) == canon(batch, rank):
+            continue
+        if batch is None:
+            return (f"{refused}argument {i} is not batched in the layout, and your in_axes maps "
+                    f"it at {s}: {data}, so give it None.")
+        if s is None:
+            return (f"{refused}argument {i} is batched at {batch} in the layout, and your in_axes "
+                    f"says None: {data}.")
+        negative = "; a negative entry counts from the right of that argument" if batch < 0 else ""
+        return (f"{refused}argument {i}, of rank {rank}, has its batch axis at {batch}, and your "
+                f"in_axes says {s}: {data}{negative}.")
     return None
+
+
+def _refused_hint(case, exp, got) -> str:
+    """vmap refused a spec whose in_axes are right: name the out_axes entry it refused."""
+    natural, out_axes = exp["natural"], got["out_axes"]
+    ranks = [len(p["shape"]) for p in exp["outs"]]
+    if isinstance(out_axes, tuple) and len(out_axes) != len(natural):
+        return (f"vmap refused the spec: {case['layout']['fn']} has {len(natural)} output(s) and "
+                f"your out_axes has {len(out_axes)} entries.")
+    for i, (o, n) in enumerate(zip(_per_output(out_axes, len(natural)), natural)):
+        if o is None and n is not None:
+            return (f"vmap refused the spec: output {i} depends on a batched input (the "
+                    f"primitives leave its batch at axis {n}), and out_axes=None is only allowed "
+                    f"for an output that does not depend on a batched input.")
+        if isinstance(o, int) and not -ranks[i] <= o < ranks[i]:
+            return (f"vmap refused the spec: output {i} has {ranks[i]} axes with its batch, and "
+                    f"your out_axes gives it axis {o}, which it does not have.")
+    return f"vmap refused the spec ({got['refused']}): check each out_axes entry against its output."
 
 
 def _where(case) -> str:
     return describe({"layout": case["layout"], "dims": case["dims"], "B": case["B"]})
 
 
-def compare(case, exp, got) -> Finding | None:
-    layout, where = case["layout"], _where(case)
-    spec_text = f"in_axes={got['in_axes']}, out_axes={got['out_axes']}"
-    bad_arg = _in_axes_mismatch(case, got["in_axes"])
-    if bad_arg is not None:
-        a = layout["args"][bad_arg]
-        return Finding(where, f"in_axes that say where each argument's batch axis IS "
-                              f"(argument {bad_arg}: {a['batch']})", spec_text,
-                       "in_axes describes the data you hand to vmap, not where you would like the "
-                       "batch to be; a negative entry counts from the right of that argument.")
-    outs = [unpack(p) for p in exp["outs"]]
+def _values_finding(case, exp, got, where, spec_text) -> Finding | None:
+    layout, outs = case["layout"], [unpack(p) for p in exp["outs"]]
     n = len(outs)
     student_out = _per_output(got["out_axes"], n)
     for i, (ref, packed) in enumerate(zip(outs, got["outs"])):
@@ -183,8 +209,9 @@ def compare(case, exp, got) -> Finding | None:
             if not _close(mine, want):
                 return Finding(where, f"output {i} with its batch axis at {req}",
                                f"{spec_text} -> shape {mine.shape}",
-                               "out_axes is where the caller wants the batch axis; the layout's "
-                               "'out' says where that is.")
+                               f"the layout's 'out' asks for output {i}'s batch at {req}, and "
+                               f"your out_axes puts it at {o}: out_axes is where the caller "
+                               f"wants the batch axis, and the layout's 'out' says where that is.")
             continue
         batched = (np.moveaxis(mine, canon(o, mine.ndim), 0) if o is not None and mine.ndim
                    else None)
@@ -197,31 +224,54 @@ def compare(case, exp, got) -> Finding | None:
                            f"{spec_text} -> different values (shape {mine.shape})",
                            "Check in_axes against the layout: the values of the loop must come "
                            "back.")
+    return None
+
+
+def compare(case, exp, got) -> Finding | None:
+    where = _where(case)
+    spec_text = f"in_axes={got['in_axes']}, out_axes={got['out_axes']}"
+    hint = _in_axes_hint(case, got)
+    if hint:
+        batches = tuple(a["batch"] for a in case["layout"]["args"])
+        return Finding(where, f"in_axes that say where each argument's batch axis IS: {batches}",
+                       spec_text, hint)
+    finding = _values_finding(case, exp, got, where, spec_text)
+    if finding:
+        return finding
     eqns = [Eqn.from_plain(e) for e in got["eqns"]]
     prims, widened = core.primitives(eqns), core.widening_broadcasts(eqns)
+    natural = exp["natural"]
+    mine = _per_output(got["out_axes"], len(natural))
+    ranks = [len(p["shape"]) for p in exp["outs"]]
     if "transpose" in prims:
-        leave = exp["natural"][0] if len(exp["natural"]) == 1 else exp["natural"]
+        leave = natural[0] if len(natural) == 1 else natural
+        i = next((k for k, (o, nat) in enumerate(zip(mine, natural))
+                  if nat is not None and canon(o, ranks[k]) != nat), 0)
         return Finding(where, f"no transpose (the primitives leave the batch at {leave})",
                        f"{spec_text} -> {prims}",
-                       "out_axes asks for the batch somewhere the primitives did not put it, so "
-                       "vmap's matchaxis moves it with a transpose (rows 5 and 7 of the mv "
-                       "table). Follow the batch axis through the function instead.")
+                       f"the primitives leave output {i}'s batch at axis {natural[i]}, and your "
+                       f"out_axes asks for it at {mine[i]}, so vmap's matchaxis moves it with a "
+                       f"transpose. Follow the batch axis through the function and ask for "
+                       f"{natural[i]}.")
     if widened:
+        i = next((k for k, (o, nat) in enumerate(zip(mine, natural))
+                  if nat is None and o is not None), 0)
         return Finding(where, "no output widened to the batch size",
                        f"{spec_text} -> broadcast_in_dim {widened[0][0]} -> {widened[0][1]}",
-                       "An output that never depended on a batched input was given a batch axis "
-                       "(matchaxis's broadcast case); out_axes=None keeps it unmapped.")
+                       f"output {i} never depended on a batched input, and your out_axes gave it "
+                       f"a batch axis at {mine[i]}, so vmap broadcast it {widened[0][0]} -> "
+                       f"{widened[0][1]} (matchaxis's broadcast case); out_axes=None keeps it "
+                       f"unmapped.")
     return None
 
 
 def failure_hint(case, failure) -> str:
     if failure.stage == "answer":
         return "Return exactly two things: in_axes, out_axes (ints, None and tuples of them)."
-    if failure.stage == "vmap" and "out_axes" in failure.error:
-        return ("out_axes=None is only allowed for an output that does not depend on a batched "
-                "input; this one does.")
-    if failure.stage == "vmap":
-        return "vmap refused the spec; read its message."
+    if failure.stage == "vmap" and isinstance(failure.detail, dict):
+        # The spec the answer returned, which vmap refused: name the entry.
+        got = {**failure.detail, "refused": failure.error}
+        return _in_axes_hint(case, got) or _refused_hint(case, expect(case), got)
     return "choose_axes(layout) should return (in_axes, out_axes)."
 
 

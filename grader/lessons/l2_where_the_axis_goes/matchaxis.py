@@ -77,39 +77,51 @@ def _shape_str(o) -> str:
 
 
 def _hint(case, exp, got) -> str:
+    """What the answer did differently on this case, in JAX's order of matchaxis's cases."""
     src, dst, size = case["src"], case["dst"], case["size"]
     which = kind(src, dst, case["sum_match"])
     x = observe.matchaxis_input(case)
     if isinstance(exp, Failure):
-        return ("Mapped (src is an int) to not mapped (dst is None) without sum_match has no "
-                "meaning: JAX raises here. This is the error out_axes=None gives for an output "
-                "that really was batched.")
+        summed = not isinstance(got, Failure) and tuple(got["shape"]) == x.sum(src).shape
+        return (f"src={src} is mapped and dst=None is not, and sum_match is False: JAX raises "
+                f"here, and your function returned {_shape_str(got)}"
+                f"{' (it summed the axis away, which only sum_match=True asks for)' if summed else ''}"
+                f". This is the error out_axes=None gives for an output that really was batched.")
     if isinstance(got, Failure):
-        return {"same": "src == dst comes first, and None == None counts: nothing to do.",
-                "sum": "With sum_match=True a mapped axis going to 'not mapped' is summed away: "
-                       "x.sum(src).",
-                "broadcast": "Not mapped to mapped is a broadcast: insert an axis of length "
-                             "size at dst.",
-                "move": "Two different ints: one moveaxis."}[which] + " Your function raised."
+        return {"same": f"src == dst ({src!r}) comes first, and None == None counts: nothing to "
+                        f"do, return x.",
+                "sum": f"With sum_match=True a mapped axis going to 'not mapped' is summed away: "
+                       f"x.sum({src}).",
+                "broadcast": f"Not mapped to mapped is a broadcast: insert an axis of length "
+                             f"size={size} at dst={dst}.",
+                "move": f"Two different ints: one moveaxis, from {src} to {dst}."}[which] + \
+            f" Your function raised {got.kind}."
     shape, want = tuple(got["shape"]), tuple(exp["shape"])
     if shape == want and got["dtype"] != exp["dtype"]:
         return f"Right shape but dtype {got['dtype']}: keep x's dtype ({exp['dtype']})."
     if which == "same":
-        return "src == dst: the axis is already where it was asked for, so return x unchanged."
+        return (f"src == dst ({src!r}): the axis is already where it was asked for, so return x "
+                f"unchanged, shape {want}; yours has shape {shape}.")
     if which == "move":
         if shape != want and shape == np.swapaxes(x, src, dst).shape:
-            return ("swapaxes exchanges two axes; matchaxis uses moveaxis, which takes the axis "
-                    "out and reinserts it at dst, shifting the axes in between.")
+            return (f"swapaxes exchanges two axes: axes {src} and {dst} of {x.shape} swapped give "
+                    f"{shape}. matchaxis uses moveaxis, which takes axis {src} out and reinserts "
+                    f"it at {dst}, shifting the axes in between: {want}.")
         if shape == want and got["data"] == x.reshape(want).tobytes():
-            return "reshape keeps the element order; moving an axis needs moveaxis (a transpose)."
-        return "Two different ints: move axis src to position dst (jnp.moveaxis)."
+            return (f"reshape to {want} keeps the element order, so the elements are not where a "
+                    f"moved axis puts them; moving axis {src} to {dst} needs moveaxis (a "
+                    f"transpose).")
+        return f"Two different ints: move axis {src} to position {dst} (jnp.moveaxis): {want}."
     if which == "broadcast":
         if dst < 0 and dst + x.ndim >= 0 and shape != want and \
                 shape == tuple(np.insert(np.array(x.shape, dtype=int), dst + x.ndim, size)):
-            return ("A negative dst counts from the end of the RESULT, which has one more axis "
-                    "than x: canonicalise it with ndim + 1, as JAX does.")
-        return f"Not mapped to mapped: insert an axis of length size={size} at position dst."
-    return "With sum_match=True, sum over the mapped axis: x.sum(src)."
+            return (f"A negative dst counts from the end of the RESULT, which has one more axis "
+                    f"than x: dst={dst} is axis {dst + x.ndim + 1} of a rank-{x.ndim + 1} "
+                    f"result, not axis {dst + x.ndim}; canonicalise it with ndim + 1, as JAX "
+                    f"does.")
+        return (f"Not mapped to mapped: insert an axis of length size={size} at position "
+                f"dst={dst}: {want}, not {shape}.")
+    return f"With sum_match=True, sum over the mapped axis: x.sum({src}), shape {want}."
 
 
 def compare(case, exp, got) -> Finding | None:

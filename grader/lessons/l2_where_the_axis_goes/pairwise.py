@@ -35,13 +35,25 @@ def _close(a, b, tol=1e-4) -> bool:
     return a.shape == b.shape and bool(np.allclose(a, b, rtol=tol, atol=tol))
 
 
+def _operand(case, shape) -> str:
+    """Which argument an array of ``shape`` (per-row or stacked) comes from: x, y, or a copy."""
+    n, m, d = case["n"], case["m"], case["d"]
+    names = [name for name, rows in (("x", n), ("y", m)) if tuple(shape[-2:]) == (rows, d)]
+    return names[0] if len(names) == 1 else "an operand"
+
+
 def compare(case, exp, got) -> Finding | None:
-    where = describe(case)
+    where, order = describe(case), case["order"]
     want, mine = unpack(exp), unpack(got)
+    first = "x" if order == "ij" else "y"
     if not _close(mine, want):
-        hint = ("That is the other order: with order='ji' the result's first axis runs over y."
-                if _close(mine, want.T) else
-                "S[i, j] = x[i] . y[j]: the outer vmap makes the result's first axis.")
+        if _close(mine, want.T):
+            hint = (f"That is the other order: with order={order!r} the result's first axis runs "
+                    f"over {first}, shape {want.shape}; yours is the transpose, {mine.shape}.")
+        else:
+            hint = (f"S[i, j] = x[i] . y[j] (order 'ij'), S[j, i] = y[j] . x[i] (order 'ji'): the "
+                    f"outer vmap makes the result's first axis, here over {first}, "
+                    f"{want.shape}; yours has shape {mine.shape}.")
         return Finding(where, f"scores of shape {want.shape}", f"shape {mine.shape}"
                        + (" (values differ)" if mine.shape == want.shape else ""), hint)
     if not got["vmapped"]:
@@ -50,23 +62,29 @@ def compare(case, exp, got) -> Finding | None:
                        "nested vmaps make the grid; vmap folds every pair into one dot_general.")
     eqns = [Eqn.from_plain(e) for e in got["eqns"]]
     prims, widened = core.primitives(eqns), core.widening_broadcasts(eqns)
+    if widened:
+        ins, outs = widened[0]
+        return Finding(where, "no operand widened to the batch size",
+                       f"broadcast_in_dim {ins} -> {outs}",
+                       f"broadcast_in_dim {ins} -> {outs} copies {_operand(case, ins)} once per "
+                       f"row of the other: the argument that does not vary in a vmap should get "
+                       f"in_axes=None; it is never copied per example.")
     count = prims.count("dot_general")
     if count != 1:
         return Finding(where, "exactly one dot_general", f"{count}: {prims}",
-                       "Let vmap do the pairing: the pair function should be a dot (a @ b), and "
-                       "two nested vmaps fold every pair into one dot_general." if count == 0 else
-                       "One dot_general covers all pairs; do not loop or call per row.")
+                       f"your grid is built from {', '.join(sorted(set(prims)))} with no "
+                       f"dot_general: the pair function should be a dot (a @ b), and two nested "
+                       f"vmaps fold every pair into one dot_general." if count == 0 else
+                       f"your program holds {count} dot_generals: one dot_general covers all "
+                       f"pairs; do not loop or call per row.")
     if "transpose" in prims:
+        dot = next(e for e in eqns if e.primitive == "dot_general")
         return Finding(where, "no transpose", str(prims),
-                       "dot_general lays out the left operand's free axis first. Swapping the "
-                       "nesting order alone leaves the batch axes in the wrong order and vmap "
-                       "transposes at the end; make the array that indexes the result's first "
-                       "axis the LEFT operand of the dot.")
-    if widened:
-        return Finding(where, "no operand widened to the batch size",
-                       f"broadcast_in_dim {widened[0][0]} -> {widened[0][1]}",
-                       "The argument that does not vary in a vmap should get in_axes=None; it is "
-                       "never copied per example.")
+                       f"your dot_general gives {dot.out_shapes[0]} and a transpose turns it into "
+                       f"{want.shape}: dot_general lays out the left operand's free axis first, "
+                       f"so for order={order!r}, where {first} indexes the result's first axis, "
+                       f"make {first} the LEFT operand of the dot. Swapping the nesting order "
+                       f"alone leaves the batch axes in the wrong order.")
     return None
 
 

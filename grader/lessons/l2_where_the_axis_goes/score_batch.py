@@ -42,28 +42,49 @@ def _materialised(case, eqns):
     return None
 
 
+def _values_hint(case, want, mine) -> str:
+    """What the scores got wrong: their layout, a missing tanh, or the numbers themselves."""
+    if mine.shape != want.shape:
+        if sorted(mine.shape) == sorted(want.shape):
+            return (f"your scores have shape {mine.shape}: the batch of {case['B']} goes first, "
+                    f"{want.shape}.")
+        return (f"one score per row x of xs is tanh(x @ w): {want.shape} for B={case['B']}"
+                f"{'' if case['k'] is None else ' and k=' + str(case['k'])}; yours have shape "
+                f"{mine.shape}.")
+    w, xs = observe.score_inputs(case)
+    if _close(mine, xs @ w):
+        return "your scores are x @ w without the tanh: each row x of xs scores as tanh(x @ w)."
+    return "the numbers differ from tanh(x @ w) for each row x of xs (the batch axis first)."
+
+
 def compare(case, exp, got) -> Finding | None:
     where = describe(case)
     want, mine = unpack(exp), unpack(got)
     if not _close(mine, want):
         return Finding(where, f"tanh(x @ w) per example, shape {want.shape}",
                        f"shape {mine.shape}" + (" (values differ)" if mine.shape == want.shape
-                                                else ""),
-                       "Each row x of xs scores as tanh(x @ w); the batch axis comes first.")
+                                                else ""), _values_hint(case, want, mine))
     found = _materialised(case, [Eqn.from_plain(e) for e in got["eqns"]])
     if found is not None:
         prim, ins, shape = found
-        hint = ("You broadcast w to the batch yourself; pass it with in_axes=None instead and it "
-                "stays the size it is." if prim == "broadcast_in_dim" else
-                "An elementwise product of w with each example builds a copy of w's size per "
-                "example before summing; a dot (x @ w) contracts directly, and dot_general takes "
-                "the unmapped w as it is.")
+        hint = (f"broadcast_in_dim {ins[0]} -> {shape} copies w once per example: you broadcast "
+                f"w to the batch yourself; pass it with in_axes=None instead and it stays the "
+                f"size it is." if prim == "broadcast_in_dim" else
+                f"{prim} {ins} -> {shape} is an elementwise product of w with each example: it "
+                f"builds a copy of w's size per example before summing; a dot (x @ w) contracts "
+                f"directly, and dot_general takes the unmapped w as it is.")
         return Finding(where, "no equation with an output of B x w.size elements",
                        f"{prim} {ins} -> {shape}", hint)
+    batched = got.get("batched", [])
     if not got["vmapped"]:
         return Finding(where, "a jax.vmap over the examples", "no vmap: the batch was written by "
                        "hand", "The exercise is to let vmap batch the one-example score: write "
                        "tanh(x @ w) for one x and map it over xs with w unmapped (in_axes=None).")
+    if "dot_general" not in batched:
+        return Finding(where, "x @ w inside the vmap", f"vmap batched only {sorted(set(batched))}",
+                       f"your vmap batched only {', '.join(sorted(set(batched)))}: the dot "
+                       f"x @ w was written by hand on the whole batch, outside it. Put the dot "
+                       f"in the one-example function you vmap, with w unmapped (in_axes=None).")
     return None
 
 

@@ -106,6 +106,19 @@ def spy_trusts_hasattr(f, in_axes, *args):
     return report
 
 
+def spy_reports_val_as_seen(f, in_axes, *args):
+    report = []
+
+    def watched(*xs):
+        report[:] = [(None, tuple(x.shape), tuple(x.shape)) if a is None
+                     else (int(x.batch_dim), tuple(x.val.shape), tuple(x.val.shape))
+                     for x, a in zip(xs, in_axes)]
+        return f(*xs)
+
+    jax.vmap(watched, in_axes=in_axes)(*args)
+    return report
+
+
 # ---- wrong: rules --------------------------------------------------------------------------------
 
 def softsign_front(prim, vals, dims, **params):
@@ -139,6 +152,30 @@ def sumsq_unshifted(prim, vals, dims, *, axes):
     return prim.bind(vals[0], axes=axes), dims[0]
 
 
+def sumsq_axes_unshifted(prim, vals, dims, *, axes):
+    (x,), (d,) = vals, dims
+    return prim.bind(x, axes=axes), d - sum(1 for a in axes if a < d)
+
+
+def sumsq_out_dim_unadjusted(prim, vals, dims, *, axes):
+    (x,), (d,) = vals, dims
+    return prim.bind(x, axes=tuple(a + 1 if a >= d else a for a in axes)), d
+
+
+def scaled_diff_moves_one(prim, vals, dims, **params):
+    """Moves the first mapped operand's batch axis to the front and leaves the other's where it is."""
+    first = next(i for i, d in enumerate(dims) if d is not None)
+    moved = [jnp.expand_dims(v, 0) if d is None else jnp.moveaxis(v, d, 0) if i == first else v
+             for i, (v, d) in enumerate(zip(vals, dims))]
+    return prim.bind(*moved, **params), 0
+
+
+def rowmax_wrong_unfold(prim, vals, dims, **params):
+    x = jnp.moveaxis(vals[0], dims[0], 0)
+    b, n, m = x.shape
+    return prim.bind(x.reshape(b * n, m), **params).reshape(n, b), 1
+
+
 def rowmax_vectorized(prim, vals, dims, **params):
     return prim.bind(vals[0], **params), dims[0]
 
@@ -164,6 +201,34 @@ def which_table_by_name(module, prim):
         if isinstance(table, dict) and prim.name in {p.name for p in table}:
             return name
     return None
+
+
+def which_table_tries_in(module, prim):
+    for name in TABLE_NAMES:
+        try:
+            if prim in getattr(module, name):
+                return name
+        except Exception:  # a proxy or a missing table: skip it, as the mistaken answer does
+            pass
+    return None
+
+
+def which_table_assumes_every_table(module, prim):
+    for name in TABLE_NAMES:
+        table = getattr(module, name)
+        if isinstance(table, dict) and prim in table:
+            return name
+    return None
+
+
+def table_sizes_tries_len(module):
+    sizes = {}
+    for name in TABLE_NAMES:
+        try:
+            sizes[name] = len(getattr(module, name))
+        except Exception:  # a proxy that raises, or no such table
+            pass
+    return sizes
 
 
 def table_sizes_every_batchers_dict(module):

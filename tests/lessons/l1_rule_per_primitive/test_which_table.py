@@ -44,7 +44,8 @@ def test_expectations_come_from_the_core():
 
 def test_hidden_cases_cover_every_layout():
     layouts = {c["layout"] for c in W.cases(np.random.default_rng(), True)}
-    assert layouts == {"split", "collapsed-readable", "collapsed-writeonly", "legacy", "installed"}
+    assert layouts == {"split", "collapsed-readable", "collapsed-readthrough", "collapsed-writeonly",
+                       "legacy", "installed"}
 
 
 def test_hidden_cases_are_fresh_and_never_visible():

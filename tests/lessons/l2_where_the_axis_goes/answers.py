@@ -92,6 +92,17 @@ def front_in_axes(layout):
     return tuple(0 for _ in layout["args"]), out
 
 
+def out_axes_zero(layout):
+    """Right in_axes, and out_axes 0 for every free single output (pair's answer is right)."""
+    in_axes, out = choose_axes(layout)
+    return in_axes, out if layout["fn"] == "pair" or layout["out"] != "free" else 0
+
+
+def none_out_axes(layout):
+    in_axes, out = choose_axes(layout)
+    return in_axes, (None, None) if layout["fn"] == "pair" else None
+
+
 def broadcasts_unbatched(layout):
     in_axes, out = choose_axes(layout)
     if layout["fn"] == "pair":
@@ -123,6 +134,11 @@ def widened_operand(x, y, order="ij"):
     return out if order == "ij" else pairwise(x, y, "ji")
 
 
+def loops_over_rows(x, y, order="ij"):
+    outer, inner = (x, y) if order == "ij" else (y, x)
+    return jnp.stack([jax.vmap(lambda b: a @ b)(inner) for a in outer])
+
+
 # ---- wrong: score_batch --------------------------------------------------------------------------
 
 def naive_score_batch(w, xs):
@@ -142,6 +158,14 @@ def no_tanh(w, xs):
 
 def hand_batched(w, xs):
     return jnp.tanh(xs @ w)
+
+
+def vmaps_only_the_tanh(w, xs):
+    return jax.vmap(jnp.tanh)(xs @ w)
+
+
+def batch_last(w, xs):
+    return jax.vmap(lambda w, x: jnp.tanh(x @ w), in_axes=(None, 0), out_axes=-1)(w, xs)
 
 
 def hints(res) -> str:

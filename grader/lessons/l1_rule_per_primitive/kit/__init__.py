@@ -6,8 +6,9 @@ an expected answer; that lives in the lesson's other modules, which never run be
 """
 from ....core._jax import batching, new_primitive
 from .primitives import REFERENCES, install, make_primitives, uninstall
-from .standins import TABLE_NAMES, ReadableProxy, WriteOnlyProxy, installed_primitive, query_prim, standin
+from .standins import (TABLE_NAMES, ReadableProxy, ReadThroughProxy, WriteOnlyProxy,
+                       installed_primitive, query_prim, standin)
 
-__all__ = ["REFERENCES", "TABLE_NAMES", "ReadableProxy", "WriteOnlyProxy", "batching", "install",
-           "installed_primitive", "make_primitives", "new_primitive", "query_prim", "standin",
-           "uninstall"]
+__all__ = ["REFERENCES", "TABLE_NAMES", "ReadThroughProxy", "ReadableProxy", "WriteOnlyProxy",
+           "batching", "install", "installed_primitive", "make_primitives", "new_primitive",
+           "query_prim", "standin", "uninstall"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import jax
 import numpy as np
 
-from ....core import jaxprs
+from ....core import _jax, jaxprs
 from ....wire import stage
 from .primitives import install, make_primitives, uninstall
 from .standins import query_prim, standin
@@ -64,19 +64,61 @@ def batched(prim, case):
     return fn
 
 
+def _shape(x):
+    shape = getattr(x, "shape", None)
+    return None if shape is None else tuple(int(d) for d in shape)
+
+
+def _dim(d):
+    """A batch dim as plain data: an int, None, or the name of whatever type the rule gave."""
+    if d is None or isinstance(d, (int, np.integer)):
+        return None if d is None else int(d)
+    return type(d).__name__
+
+
+def _call_record(dims, vals, result) -> dict:
+    """What one call of the rule was given and gave back, as plain data (never raises)."""
+    out = out_dim = None
+    if isinstance(result, (tuple, list)) and len(result) == 2:
+        out, out_dim = result
+    return {"dims": [_dim(d) for d in dims], "in_shapes": [_shape(v) for v in vals],
+            "out_shape": _shape(out), "out_dim": _dim(out_dim)}
+
+
+def recording(rule_fn, calls: list):
+    """``rule_fn`` as it is, noting each call's dims and shapes in ``calls``: where a result is
+    wrong, the trusted side can say which axis of what the rule returned went astray."""
+    def rule(prim, vals, dims, **params):
+        result = rule_fn(prim, vals, dims, **params)
+        calls.append(_call_record(dims, vals, result))
+        return result
+    return rule
+
+
 def rule(rule_fn, case) -> dict:
-    """Install ``rule_fn`` on a fresh primitive, run the batched call, and record its jaxpr."""
+    """Install ``rule_fn`` on a fresh primitive, run the batched call, and record its jaxpr and
+    what each call of the rule was given and returned."""
     prim = getattr(make_primitives(), case["prim"] + "_p")
-    install(prim, rule_fn)
+    calls: list[dict] = []
+    install(prim, recording(rule_fn, calls))
     try:
         fn, args = batched(prim, case), [jax.device_put(a) for a in inputs(case)]
         with stage("batched call"):
             out = np.asarray(fn(*args), dtype=np.float32)
-            eqns = jaxprs.summarize(jax.make_jaxpr(fn)(*args), recursive=True)
+            seen = list(calls)       # the batched call's own rule calls, not make_jaxpr's again
+            closed = jax.make_jaxpr(fn)(*args)
+            eqns = jaxprs.summarize(closed, recursive=True)
     finally:
         uninstall(prim)
     return {"shape": tuple(int(d) for d in out.shape), "values": out.ravel().tolist(),
-            "eqns": [e.to_plain() for e in eqns]}
+            "eqns": [e.to_plain() for e in eqns], "calls": seen, "bound": bound_params(closed, prim)}
+
+
+def bound_params(closed, prim) -> list[dict]:
+    """The scalar parameters of each equation of ``prim``: what the rule passed to bind."""
+    return [{str(k): (v.item() if isinstance(v, np.generic) else v) for k, v in e.params.items()
+             if isinstance(v, (bool, int, float, np.integer, np.floating))}
+            for e in _jax.open_jaxpr(closed).eqns if e.primitive is prim]
 
 
 # ---- the rule tables -----------------------------------------------------------------------------

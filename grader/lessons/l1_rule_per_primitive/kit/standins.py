@@ -45,6 +45,25 @@ class ReadableProxy(WriteOnlyProxy):
         raise TypeError("object of type 'PrimitiveBatchersProxy' has no len()")
 
 
+class ReadThroughProxy(WriteOnlyProxy):
+    """A proxy that answers everything by reading through to the real table: ``in``, ``[]``,
+    ``len`` and iteration all work, and it is still not a table. No measured release has one; it
+    is here so that a reader which relies on proxies raising, rather than on ``isinstance(table,
+    dict)``, is seen to be wrong on every layout."""
+
+    def __getitem__(self, prim):
+        return self._fancy[prim]
+
+    def __contains__(self, prim):
+        return prim in self._fancy
+
+    def __len__(self):
+        return len(self._fancy)
+
+    def __iter__(self):
+        return iter(self._fancy)
+
+
 def _rule_stub(*args, **params):
     raise NotImplementedError("a stand-in rule: never called")
 
@@ -67,6 +86,9 @@ def standin(case):
         attrs["skippable_batchers"] = {p: _rule_stub for p in objects["fancy_primitive_batchers"][:2]}
     elif case["layout"] == "collapsed-readable":
         attrs["primitive_batchers"] = ReadableProxy(fancy)
+        attrs["axis_primitive_batchers"] = WriteOnlyProxy(fancy)
+    elif case["layout"] == "collapsed-readthrough":
+        attrs["primitive_batchers"] = ReadThroughProxy(fancy)
         attrs["axis_primitive_batchers"] = WriteOnlyProxy(fancy)
     elif case["layout"] == "collapsed-writeonly":
         attrs["primitive_batchers"] = WriteOnlyProxy(fancy)

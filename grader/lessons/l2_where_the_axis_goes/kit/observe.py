@@ -24,13 +24,20 @@ def eqn_data(eqns) -> list[tuple]:
 
 
 @contextlib.contextmanager
-def counting_batched():
-    """Count the primitives any vmap's BatchTrace processes inside the block."""
+def counting_batched(names: list | None = None):
+    """Count the primitives any vmap's BatchTrace processes inside the block; with ``names``, note
+    each one's name there, and those of the equations inside it (``x @ w`` is a jit of a
+    dot_general: vmap batches the jit, and the dot inside it)."""
     count, original = [0], _jax.BatchTrace.process_primitive
 
-    def counted(self, *args, **kwargs):
+    def counted(self, primitive, *args, **kwargs):
         count[0] += 1
-        return original(self, *args, **kwargs)
+        if names is not None:
+            names.append(_jax.primitive_name(primitive))
+            params = args[1] if len(args) > 1 else kwargs.get("params", {})
+            for sub in jaxprs.sub_jaxprs(params):
+                names.extend(e.primitive for e in jaxprs.summarize(sub, recursive=True))
+        return original(self, primitive, *args, **kwargs)
 
     _jax.BatchTrace.process_primitive = counted
     try:
@@ -105,7 +112,9 @@ def choose_axes(choose_axes_fn, case) -> dict:
         in_axes, out_axes = plain_spec(in_axes), plain_spec(out_axes)
     fn = FUNCTIONS[case["layout"]["fn"]]
     args = [jax.device_put(a) for a in layout_args(case)]
-    with stage("vmap"):
+    # The functions are the course's, so vmap can only refuse the spec: the failure carries it,
+    # and the trusted side names the entry it refused.
+    with stage("vmap", detail={"in_axes": in_axes, "out_axes": out_axes}):
         eqns = jaxprs.summarize_fn(jax.vmap(fn, in_axes=in_axes, out_axes=out_axes), *args,
                                    recursive=True)
         outs = _batched_layout(case["layout"]["fn"], in_axes, out_axes)(*args)
@@ -143,6 +152,7 @@ def score_batch(score_batch_fn, case) -> dict:
     # vmap at all, however vmap was imported or spelled. A fresh function each time: make_jaxpr
     # caches traces by function, and a cached trace runs no BatchTrace, so checking the same
     # answer twice on the same shapes would count no vmap.
-    with counting_batched() as batched:
+    names: list[str] = []
+    with counting_batched(names) as batched:
         eqns = jaxprs.summarize_fn(lambda a, b: score_batch_fn(a, b), w, xs, recursive=True)
-    return {**pack(out), "eqns": eqn_data(eqns), "vmapped": batched[0]}
+    return {**pack(out), "eqns": eqn_data(eqns), "vmapped": batched[0], "batched": names}
