@@ -13,6 +13,7 @@ VALUES = [
     (), (1, (2, None)), [], [1, [2, (3,)]], {}, {"a": {"b": [(), {"c": b"x"}]}},
     {"__tuple__": 1, "__dict__": [2]},                  # marker-like keys of a real dict
     Failure("vmap", "ValueError: bad spec"), [Failure("call", "E")],
+    Failure("vmap", "ValueError: bad spec", {"in_axes": (7, None), "out_axes": 0}),
 ]
 
 
@@ -76,6 +77,19 @@ def test_the_innermost_stage_names_the_failure():
             with wire.stage("inner"):
                 raise KeyError("k")
     assert wire.failure_from(err.value) == Failure("inner", "KeyError: 'k'")
+
+
+def test_a_stage_can_attach_plain_detail_to_its_failure():
+    def observe(fn, case):
+        with wire.stage("vmap", detail={"in_axes": case}):
+            return fn(case)
+    got = wire.observe_safely(observe, (lambda c: 1 / 0,), (7,))
+    assert got == Failure("vmap", "ZeroDivisionError: division by zero", {"in_axes": (7,)})
+    assert wire.loads(wire.dumps(got)) == got
+    # Without detail, a failure is written as before, so older readings still load.
+    assert json.loads(wire.dumps(Failure("s", "e"))) == {"__failure__": ["s", "e"]}
+    with pytest.raises(ValueError):
+        wire.loads('{"__failure__": ["s", "e", 1, 2]}')
 
 
 def test_a_failure_is_the_error_line_not_the_notes_after_it():
