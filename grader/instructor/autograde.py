@@ -49,7 +49,8 @@ from nbgrader.utils import capture_log, temp_attrs
 from traitlets import Bool, Int, Unicode, default
 from traitlets.config import Config
 
-from ..judge import runner, warm
+from ..judge import runner, sandbox, warm
+from ..judge.execute import MARK as LIMIT_MARK
 from ..judge.preprocessor import JudgeExercises
 from ..nbgrader_plugins import (FAILED, GRADED, GRADING, KERNEL_DIED, MISSING, TIMED_OUT,
                                 UNREADABLE, GradingStatus, autograded_complete,
@@ -118,6 +119,7 @@ class AutogradeEach(NbGrader):
         queue = [(a, s) for a in assignments for s in self._submitted_students(a)]
         self._say(f"autograde: {len(queue)} submission(s) of {', '.join(assignments) or 'nothing'}"
                   f" in {root}")
+        self._say(f"autograde: kernels and judge children limited by {sandbox.mechanism()}")
         records = status.load(root)
         # nbgrader's SaveAutoGrades and AssignLatePenalties open the gradebook without a course
         # id, which adds a "default_course" row on first use: made here, once, so parallel
@@ -411,6 +413,9 @@ class AutogradeEach(NbGrader):
 def failure_reason(result: dict) -> str:
     """Why nbgrader's autograde of one submission failed, read from its log and traceback."""
     text = "\n".join(result.get(k) or "" for k in ("log", "error"))
+    limit = re.search(re.escape(LIMIT_MARK) + r"(.+)", text)   # execute.KernelLimitExceeded
+    if limit:
+        return limit.group(1).strip()[:200]
     if re.search(r"CellTimeoutError|UnresponsiveKernelError|Timeout waiting", text):
         return TIMED_OUT
     if re.search(r"DeadKernelError|Kernel died", text):
