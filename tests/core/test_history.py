@@ -3,7 +3,7 @@ minor line, so a wrong row in HISTORY fails on the release it is wrong for."""
 import jax
 import pytest
 
-from grader.core._jax import history as H
+from grader.core._jax import B, history as H
 from grader.core._jax import release
 
 
@@ -27,12 +27,12 @@ def test_every_row_starts_at_a_measured_release_and_changes_the_answer(fact):
 
 def test_the_measures_leave_the_rule_tables_and_process_primitive_as_they_found_them():
     from jax import lax
-    tables = {n: dict(t) for n, t in vars(H.B).items() if n.endswith("batchers") and isinstance(t, dict)}
-    process_primitive = H.B.BatchTrace.process_primitive
+    tables = {n: dict(t) for n, t in vars(B).items() if n.endswith("batchers") and isinstance(t, dict)}
+    process_primitive = B.BatchTrace.process_primitive
     H.measure("unmapped_sin_route"), H.measure("out_axes_move_processed")
-    assert H.B.BatchTrace.process_primitive is process_primitive
+    assert B.BatchTrace.process_primitive is process_primitive
     for name, before in tables.items():
-        after = getattr(H.B, name)
+        after = getattr(B, name)
         assert after.keys() == before.keys() and all(after[p] is before[p] for p in before), name
     assert any(lax.sin_p in t for t in tables.values())
 

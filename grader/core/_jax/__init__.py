@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-from dataclasses import dataclass
 
 import jax
 import jax.extend.core as _xcore
