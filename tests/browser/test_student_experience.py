@@ -1,8 +1,9 @@
 """The course as a student meets it: JupyterLab in Chromium, driven by Playwright.
 
 Lesson 1 runs top to bottom without an error and draws its figures; exercise 1 arrives through nbgrader's assignment
-list; a wrong answer gets the targeted feedback (what failed, expected against got, the hint), the corrected answer
-passes, and nbgrader's Validate button checks the saved notebook. Every step leaves a screenshot in build/screenshots/.
+list; a wrong self-check prediction shows its verdict once and the run goes on past it; a wrong answer gets the
+targeted feedback (what failed, expected against got, the hint), the corrected answer passes, and nbgrader's Validate
+button checks the saved notebook. Every step leaves a screenshot in build/screenshots/.
 """
 from __future__ import annotations
 
@@ -25,6 +26,8 @@ WRONG_RULE = '''def softsign_rule(prim, vals, dims, **params):
     (x,), (d,) = vals, dims
     return prim.bind(x, **params), 0'''
 RIGHT_RULE = WRONG_RULE[:-1] + "d"
+# A plausible wrong prediction: the in_axes copied as the tracer's batch dim.
+WRONG_PREDICTION = "tracer_prediction = (-1, (2, 3), (2, 3, 4))"
 
 # The notebook's state, read from the DOM: every code cell's prompt and the outputs that would alarm a student.
 NOTEBOOK_STATE = f"""() => {{
@@ -46,7 +49,7 @@ KERNEL_READY = """() => {
     const indicator = panel && panel.querySelector('.jp-NotebookPanel-toolbar .jp-Notebook-ExecutionIndicator');
     const bar = document.querySelector('#jp-main-statusbar');
     return !!indicator && indicator.dataset.status === 'idle' && !!bar
-        && /Python \\(inside-vmap\\) \\| Idle/.test(bar.innerText);
+        && /Python 3 \\(ipykernel\\) \\| Idle/.test(bar.innerText);
 }"""
 
 
@@ -89,6 +92,33 @@ def type_answer(cell, text: str):
 
 def to_top(locator):
     locator.evaluate("el => el.scrollIntoView({block: 'start'})")
+
+
+def selfcheck_wrong_then_run_on(page, panel, screenshots):
+    """A wrong prediction, then "Run Selected Cell and All Below": the self-check shows one verdict and raises
+    nothing, so the run reaches the next answer cell (still unanswered: it raises NotImplementedError, as it should)."""
+    prediction = code_cell(panel, "tracer_prediction = (")    # before and after the answer is typed
+    check = code_cell(panel, "L1.selfcheck_tracer(tracer_prediction)")
+    following = code_cell(panel, 'route_prediction = "shortcut" or "rule"')
+    assert prediction.count() == 1 and check.count() == 1 and following.count() == 1
+    type_answer(prediction, WRONG_PREDICTION)
+    prediction.locator(".cm-content").click()
+    page.keyboard.press("Escape")            # command mode: the run starts at the selected cell
+    page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
+    page.get_by_role("menuitem", name="Run Selected Cell and All Below").click()
+    following.locator(f'.jp-OutputArea-output[data-mime-type="{STDERR_MIME}"]').wait_for(timeout=CELL_TIMEOUT_MS)
+    verdicts = check.locator(".inside-vmap-result")
+    assert verdicts.count() == 1, f"{verdicts.count()} verdicts"
+    # The DOM's text, laid out or not: JupyterLab may hide cells scrolled out of view.
+    text = verdicts.text_content()
+    assert text.count("Not yet") == 1 and text.count("selfcheck_tracer") == 1, text
+    assert "normalised" in text, f"the hint about the normalised batch dim is missing:\n{text}"
+    assert check.locator(".jp-OutputArea-output").count() == 1, "the verdict is shown more than once"
+    assert check.locator(f'.jp-OutputArea-output[data-mime-type="{STDERR_MIME}"]').count() == 0
+    assert re.fullmatch(r"\[\d+\]:", check.locator(".jp-InputArea-prompt").first.text_content().strip())
+    assert "NotImplementedError" in following.text_content()
+    to_top(prediction)
+    screenshots(page, "06b-exercise-wrong-selfcheck")
 
 
 def test_lesson_1_runs_clean_and_draws_its_figures(page, lab, screenshots):
@@ -147,7 +177,8 @@ def test_exercise_feedback_wrong_then_right_then_validate(page, lab, exercise, s
     assert validate.is_visible(), "nbgrader's Validate button is missing from the notebook toolbar"
     screenshots(page, "06-exercise-opened")
 
-    run_cell(code_cell(panel, "from grader import rule_per_primitive as L1"))
+    run_cell(code_cell(panel, "from grader.lessons import l1_rule_per_primitive as L1"))
+    selfcheck_wrong_then_run_on(page, panel, screenshots)
     answer = code_cell(panel, "def softsign_rule")
     check = code_cell(panel, "show(L1.check_softsign_rule(softsign_rule))")
     assert answer.count() == 1 and check.count() == 1
