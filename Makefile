@@ -146,7 +146,7 @@ collect: setup ## collect the submissions of every released assignment from the 
 	    nbgrader collect "$$a" --update $(NBGRADER_ARGS); \
 	done
 
-autograde: setup ## autograde every collected submission one by one; says which failed and why (re-runs skip done ones)
+autograde: setup ## autograde every collected submission, a line each, then a table of statuses (re-runs skip done ones)
 	$(INSTRUCTOR) && "$(CURDIR)/$(VENV)/bin/python" -m grader.instructor autograde $(ASSIGNMENT) $(NBGRADER_ARGS)
 
 feedback: setup ## generate and release feedback for every autograded submission (nbgrader generate/release_feedback)
