@@ -31,6 +31,9 @@ c.Exchange.root = "/usr/local/share/nbgrader/exchange"
 # "postgresql://grader@db.example.org/inside_vmap" (the database must exist; nbgrader makes the
 # tables). One autograde at a time per gradebook; a second one waits its turn.
 c.CourseDirectory.db_url = "sqlite:///" + os.path.join(HERE, "gradebook.db")
+# Each source notebook has a MyST twin (NN-name.md, for review as text) holding its solutions and
+# hidden tests: it must never be copied into a release, a submission or a feedback folder.
+c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", "*.md"]
 # Due dates, per assignment (none yet, so nothing is late); for example
 #   c.DueDates.dates = {"01-the-rule-per-primitive": "2026-10-05 17:00:00 Europe/Berlin"}
 c.DueDates.dates = {}
@@ -79,6 +82,7 @@ c.Autograde.autograde_preprocessors = [
     LimitOutput,
     "grader.judge.preprocessor.JudgeExercises",
     SaveAutoGrades,
+    "grader.judge.preprocessor.FlagForManualGrading",   # delegation -> a human, with the reason
     "grader.nbgrader_plugins.SetDueDate",  # the config's due date, before it is read next
     AssignLatePenalties,
     CheckCellMetadata,
