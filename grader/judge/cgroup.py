@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
 import signal
 import time
 
@@ -97,6 +98,7 @@ class Group:
         wanted = [""] if version == "v2" else list(V1_CONTROLLERS)
         dirs = {c: os.path.join(_parent(os.path.join(ROOT, c), own.get(c, "/")), name)
                 for c in wanted}
+        _sweep_once(version, {c: os.path.dirname(d) for c, d in dirs.items()})
         group = cls(version, {})
         try:
             if version == "v2":               # children get these controllers only if enabled
@@ -190,6 +192,32 @@ class Group:
                     time.sleep(0.02)
             del self.dirs[controller]
         return True
+
+
+_ORPHAN = re.compile(r"^inside-vmap(?:-[a-z]+)?-(\d+)-\d+$")
+_swept: set[str] = set()
+
+
+def _sweep_once(version: str, parents: dict[str, str]) -> None:
+    """Once per process: remove the groups that grading processes which died without removing
+    them (killed half-way, say) left below our own cgroup, with whatever still runs in them (a
+    kernel whose bubblewrap outlived its parent). Read where memory is counted (v1's memory
+    hierarchy, or v2's one), so only groups made from our own cgroup are seen; a group whose
+    maker's pid is alive, or reused, is kept."""
+    where = parents.get("memory", parents.get(""))
+    if where is None or where in _swept:
+        return
+    _swept.add(where)
+    try:
+        names = os.listdir(where)
+    except OSError:
+        return
+    for name in names:
+        m = _ORPHAN.match(name)
+        if m and not os.path.exists(f"/proc/{m.group(1)}"):
+            dirs = {c: os.path.join(p, name) for c, p in parents.items()
+                    if os.path.isdir(os.path.join(p, name))}
+            Group(version, dirs).remove(wait_s=1.0)
 
 
 def available() -> bool:

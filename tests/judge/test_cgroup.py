@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -66,3 +67,32 @@ def test_tasks_are_counted_and_cpu_time_is_read():
 def test_flat_keyed_files_are_read_by_key():
     assert cgroup._field("oom 2\noom_kill 3\n", "oom_kill") == 3
     assert cgroup._field("max 0\n", "oom_kill") == 0
+
+
+def test_groups_left_by_a_grading_process_that_died_are_swept(monkeypatch):
+    """A run killed half-way leaves its groups (and maybe a kernel in one); the next run's first
+    group removes them, with what runs there. A maker's pid past pid_max never exists."""
+    with open("/proc/sys/kernel/pid_max") as fh:
+        dead = int(fh.read()) + 1
+    left = cgroup.Group.create(memory_mb=64, tasks=8)
+    for controller, path in list(left.dirs.items()):      # as if made by process ``dead``
+        renamed = os.path.join(os.path.dirname(path), f"inside-vmap-{dead}-0")
+        os.rename(path, renamed)
+        left.dirs[controller] = renamed
+    spec = json.dumps({"cgroup": left.procs_files(), "rlimits": {}})
+    sleeper = subprocess.Popen([sys.executable, "-I", "-S", confine.__file__, spec,
+                                "sleep", "120"])
+    try:
+        deadline = time.monotonic() + 10
+        while not left.pids() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert left.pids() == [sleeper.pid]
+        monkeypatch.setattr(cgroup, "_swept", set())
+        fresh = cgroup.Group.create(memory_mb=64, tasks=8)
+        assert fresh.remove()
+        assert sleeper.wait(timeout=10) == -9
+        assert not any(os.path.exists(d) for d in left.dirs.values())
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+        left.remove()
