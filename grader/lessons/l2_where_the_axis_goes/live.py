@@ -62,12 +62,15 @@ def dot(a, b):
     return a @ b
 
 
-# dot(a, b) with a (8,) and b (8, 5): (in_axes, stacked shapes)
+# dot(a, b) with a (6,) and b (6, 4): (in_axes, stacked shapes). The lesson shows the method on
+# other calls (a (8,), b (8, 5), batched (0, None) and (0, 0)), never on these: a self-check
+# whose answer was printed earlier checks nothing. The batch comes before the contracting axis
+# in some calls and after it in others.
 DOT_CALLS = (
-    ((0, None), ((32, 8), (8, 5))),
-    ((0, 0), ((32, 8), (32, 8, 5))),
-    ((1, None), ((8, 32), (8, 5))),
-    ((None, 2), ((8,), (8, 5, 32))),
+    ((None, 0), ((6,), (32, 6, 4))),
+    ((0, 1), ((32, 6), (6, 32, 4))),
+    ((1, None), ((6, 32), (6, 4))),
+    ((None, 2), ((6,), (6, 4, 32))),
 )
 
 
@@ -85,13 +88,14 @@ def dot_numbers(number: int):
     return next(e.param("dimension_numbers") for e in eqns if e.primitive == "dot_general")
 
 
-# (per-example reduction axis or None for "all", in_axes, stacked shape); per example x is (3, 5)
+# (per-example reduction axis or None for "all", in_axes, stacked shape); per example x is (6, 2).
+# The lessons sum axis 0 of (3, 5) examples batched at 0 and at 1; these are other calls.
 REDUCE_CALLS = (
-    (0, 0, (4, 3, 5)),
-    (0, 1, (3, 4, 5)),
-    (0, 2, (3, 5, 4)),
-    (1, 1, (3, 4, 5)),
-    (None, 1, (3, 4, 5)),
+    (1, 0, (4, 6, 2)),
+    (0, 2, (6, 2, 4)),
+    (1, 1, (6, 4, 2)),
+    (1, 2, (6, 2, 4)),
+    (None, 1, (6, 4, 2)),
 )
 
 

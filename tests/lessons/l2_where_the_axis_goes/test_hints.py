@@ -159,8 +159,8 @@ def shifted_everywhere(number):
     (3, shifted_everywhere(3), "keeps its number"),    # the issue's case: batch after the contracting axis
     (4, shifted_everywhere(4), "keeps its number"),
     (1, (((0,), (0,)), ((), ())), "moves up"),
-    (2, (((1,), (1,)), ((), ())), "batch pair"),
-    (1, (((1,), (0,)), ((0,), ())), "no batch pair"),
+    (2, (((1,), (0,)), ((), ())), "batch pair"),
+    (1, (((0,), (1,)), ((), (0,))), "no batch pair"),
 ])
 def test_dimension_numbers_selfcheck_hints(number, answer, mistake):
     assert answer != live.dot_numbers(number)
@@ -172,11 +172,12 @@ REDUCE = {"kept": ("you kept the example's axis numbers",), "moved all": ("you m
 
 
 @pytest.mark.parametrize("number, answer, mistake", [
-    (1, (0,), "kept"),
-    (4, (1,), "kept"),
+    (1, (1,), "kept"),
+    (3, (1,), "kept"),
     (2, (1,), "moved all"),
+    (4, (2,), "moved all"),
     (5, (1, 2), "moved all"),
-    (3, (2,), "batch reduced"),
+    (2, (2,), "batch reduced"),
 ])
 def test_reduce_selfcheck_hints(number, answer, mistake):
     assert answer != live.reduce_axes(number)

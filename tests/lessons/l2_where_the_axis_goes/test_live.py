@@ -34,8 +34,8 @@ def test_dot_numbers_and_reduce_axes_are_read_off_the_jaxpr():
     assert lhs_batch and rhs_batch
     (_, _), batch = live.dot_numbers(1)
     assert batch == ((), ())
-    assert live.reduce_axes(1) == (1,)          # x (3, 5) summed over 0, batch in front
-    assert len(live.reduce_axes(5)) == 2        # "all" of a (3, 5): two axes, never the batch
+    assert live.reduce_axes(1) == (2,)          # x (6, 2) summed over 1, batch in front
+    assert len(live.reduce_axes(5)) == 2        # "all" of a (6, 2): two axes, never the batch
 
 
 def test_watch_matchaxis_sees_the_sum_case():
