@@ -80,7 +80,7 @@ class BoundedExecute(Execute):
         folder = os.path.abspath(resources.get("metadata", {}).get("path") or os.getcwd())
         group = cgroup.Group.create(self.memory_mb, self.max_tasks, "inside-vmap-kernel") \
             if sandbox.cgroups() else None
-        self._reason, self._group, self._exit_code = None, group, None
+        self._reason, self._group, self._exit_code, self._cut = None, group, None, False
         self._seen = {"all": 0, "kept": 0, "cell": None}
         before = quota.snapshot(folder)
         dog = _Watchdog(self, folder, before)
@@ -148,6 +148,8 @@ class BoundedExecute(Execute):
         if self._group is None:
             return None
         if self._group.out_of_memory():
+            if self._cut:
+                return f"the grading kernel printed more than {self.output_hard_mb} MiB at once"
             return f"the grading kernel used more than {self.memory_mb} MiB of memory"
         if self._group.hit_task_limit():
             return f"the grading kernel started more than {self.max_tasks} processes or threads"
@@ -211,7 +213,7 @@ class _Watchdog(threading.Thread):
     def __init__(self, ex: BoundedExecute, folder: str, before: dict):
         super().__init__(name="inside-vmap-kernel-watchdog", daemon=True)
         self.ex, self.folder, self.before = ex, folder, before
-        self.done, self.cut_at, self.process = threading.Event(), None, None
+        self.done, self.process = threading.Event(), None
 
     def run(self) -> None:
         start = time.monotonic()
@@ -232,18 +234,22 @@ class _Watchdog(threading.Thread):
         if (group.hit_task_limit() if group is not None else
                 pid and watch.tasks_in_tree(pid) > ex.max_tasks):
             return f"the grading kernel started more than {ex.max_tasks} processes or threads"
-        if self._cut_off(elapsed, pid):
+        if self._cut_off(pid):
             return f"the grading kernel printed more than {ex.output_hard_mb} MiB at once"
         return self.check_disk()
 
-    def _cut_off(self, elapsed: float, pid: int | None) -> bool:
+    def _cut_off(self, pid: int | None) -> bool:
         """A channel dropped a kernel that is still alive a moment later: ZeroMQ refused a
-        message too large (a kernel that dies, or is interrupted to death, drops them too)."""
+        message too large. (A kernel that dies, or is interrupted to death, drops them too.)"""
         kc = getattr(self.ex, "kc", None)
-        if self.cut_at is None and getattr(self.ex, "_running", False) \
-                and isinstance(kc, BoundedKernelClient) and kc.cut_off():
-            self.cut_at = elapsed
-        return self.cut_at is not None and elapsed - self.cut_at > 0.5 and _alive(pid)
+        if self.ex._cut or not (getattr(self.ex, "_running", False) and
+                                isinstance(kc, BoundedKernelClient) and kc.cut_off()):
+            return False
+        time.sleep(0.1)
+        # Alive: the cut is the kernel's doing. (What it could not send then piles up in its
+        # memory: a kill for memory right after is the flood's, see _group_reason.)
+        self.ex._cut = _alive(pid)
+        return self.ex._cut
 
     def check_disk(self) -> str | None:
         limit = self.ex.disk_mb * 2 ** 20
