@@ -110,7 +110,7 @@ def test_the_python3_kernel_is_the_venvs(installed):
     assert pathlib.Path(printed).parent == venv / "bin", printed
 
 
-@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.name)
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_every_notebook_runs_under_nbconvert_with_the_python3_kernel(installed, notebook):
     venv, env, tmp = installed
     work = tmp / "work" / notebook.parent.name
