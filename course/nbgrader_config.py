@@ -12,8 +12,9 @@ import shutil
 import tempfile
 
 from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
-from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, GetGrades,
-                                    IgnorePattern, LimitOutput, SaveAutoGrades)
+from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, ClearOutput,
+                                    DeduplicateIds, GetGrades, IgnorePattern, LimitOutput,
+                                    OverwriteCells, OverwriteKernelspec, SaveAutoGrades)
 
 c = get_config()  # noqa: F821  (provided by nbgrader)
 
@@ -73,6 +74,16 @@ c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedE
 # SaveAutoGrades. The judge re-runs each graded exercise outside the student's kernel and
 # replaces the grade cell's outputs with its verdict (an error output when it failed), so
 # SaveAutoGrades scores the verdict and the feedback shows the judge's message.
+# Sanitising: nbgrader's default steps, with the cells' nbgrader flags first rewritten from the
+# gradebook (a student may have edited them), so OverwriteCells grades the notebook as released.
+c.Autograde.sanitize_preprocessors = [
+    ClearOutput,
+    DeduplicateIds,
+    OverwriteKernelspec,
+    "grader.judge.metadata.RestoreCellMetadata",
+    OverwriteCells,
+    CheckCellMetadata,
+]
 c.Autograde.autograde_preprocessors = [
     "grader.judge.skip.SkipJudgedCells",   # the judge re-runs these: the kernel need not
     "grader.judge.execute.BoundedExecute",  # nbgrader's Execute, with the kernel's limits

@@ -164,7 +164,7 @@ def _entry(parsed, gid) -> dict:
     return entry
 
 
-def _verdict(exercise, cases, entry, flags: list[str]) -> Result:
+def _verdict(exercise, cases, entry) -> Result:
     if "missing" in entry:
         return result(exercise.name, 1, [Finding(
             "your answer cells", f"they define {', '.join(map(str, entry['missing']))}",
@@ -172,10 +172,9 @@ def _verdict(exercise, cases, entry, flags: list[str]) -> Result:
             "Keep the names given in the exercise; only code in answer cells is graded.")])
     tripped = entry.get("tripped") or []
     if isinstance(tripped, list) and tripped:
-        flags = flags + [f"it calls {', '.join(map(str, tripped))} itself, the implementation "
-                         f"this exercise asks you to write"]
-    if flags:
-        return result(exercise.name, len(cases), [], manual="; ".join(flags))
+        return result(exercise.name, len(cases), [], manual=(
+            f"it calls {', '.join(map(str, tripped))} itself, the implementation this exercise "
+            f"asks you to write"))
     return exercise.verdict(cases, entry["observed"])
 
 
@@ -217,15 +216,20 @@ def judge(nb, limits=sandbox.Limits(), use_bwrap=None, rng=None,
                           limits, use_bwrap, cache, budget)
         return out, (_parse(out) if out.failure is None else None)
 
-    every = [n for g in graded for n in the_plan.owned[g]]
-    out, parsed = attempt(graded, the_plan.cells_for(every))
+    # What the reading sent to a human is not run: nothing the child did could change that.
+    verdicts = {g: result(known[g].name, len(cases[g]), [], manual="; ".join(flags[g]))
+                for g in graded if flags[g]}
+    observed = [g for g in graded if not flags[g]]
+    if not observed:
+        return verdicts
+    every = [n for g in observed for n in the_plan.owned[g]]
+    out, parsed = attempt(observed, the_plan.cells_for(every))
     if parsed is not None:
-        return {g: _verdict(known[g], cases[g], _entry(parsed, g), flags[g]) for g in graded}
-    verdicts = {}
-    for gid in graded:                       # isolate the exercise that brought the child down
+        return {**verdicts, **{g: _verdict(known[g], cases[g], _entry(parsed, g))
+                               for g in observed}}
+    for gid in observed:                     # isolate the exercise that brought the child down
         ex = known[gid]
         one, parsed_one = attempt([gid], the_plan.cells_for(the_plan.owned[gid]))
-        verdicts[gid] = (_verdict(ex, cases[gid], _entry(parsed_one, gid), flags[gid])
-                         if parsed_one else
+        verdicts[gid] = (_verdict(ex, cases[gid], _entry(parsed_one, gid)) if parsed_one else
                          _failed(ex.name, one.failure or "the judge's child gave no answer"))
-    return verdicts
+    return {g: verdicts[g] for g in graded}

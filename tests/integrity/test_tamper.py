@@ -66,10 +66,34 @@ for _m in [m for n, m in list(sys.modules.items()) if n.startswith("grader")]:
 """
 
 
+REWRITE_LATER_CELLS = """\
+get_ipython().input_transformers_cleanup.append(
+    lambda lines: ["pass\\n"] if any("check_" in line for line in lines) else lines)
+"""
+
+SWALLOW_ERRORS = """\
+def _swallow(lines):
+    body = "".join(lines)
+    if not body.strip():
+        return lines
+    inner = ["    " + line + ("" if line.endswith("\\n") else "\\n") for line in body.splitlines(True)]
+    return ["try:\\n"] + inner + ["except BaseException:\\n", "    pass\\n"]
+get_ipython().input_transformers_cleanup.append(_swallow)
+"""
+
+EQUAL_TO_ANYTHING = """\
+class Anything(tuple):
+    def __eq__(self, other): return True
+    def __ne__(self, other): return False
+    __hash__ = tuple.__hash__
+def spy(f, in_axes, *args):
+    return Anything()
+"""
+
 # Forge the child's answer on every open descriptor, with any marker-looking prefix: whatever
 # line the trusted side reads, it holds no observation that passes a comparison.
 FORGE_THE_JUDGE = """\
-import atexit, json, os
+import atexit, json, os, stat
 def _forge():
     ids = ["spy", "softsign_rule", "scaled_diff_rule", "sumsq_rule", "which_table",
            "table_sizes", "rowmax_rule"]
@@ -77,11 +101,13 @@ def _forge():
                                            for g in ids}}
     line = json.dumps(fake)
     for fd in range(1, 64):
-        for prefix in ("", "@@inside-vmap-judge@@"):
-            try:
+        try:
+            if stat.S_ISSOCK(os.fstat(fd).st_mode):
+                continue                # a kernel's own sockets: leave them, forge the pipes
+            for prefix in ("", "@@inside-vmap-judge@@"):
                 os.write(fd, (prefix + line + "\\n").encode())
-            except OSError:
-                pass
+        except OSError:
+            pass
 atexit.register(_forge)
 _forge()
 """
@@ -123,9 +149,9 @@ def build(released, attack, honest=()):
             continue
         if meta["grade_id"] in honest:
             cell.source = answers[meta["grade_id"]]
-        if first:
+        if first and attack:
             cell.source = attack + "\n" + cell.source
-            first = False
+        first = False
     return nb
 
 

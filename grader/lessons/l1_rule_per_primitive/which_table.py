@@ -143,10 +143,10 @@ def compare(case, expected, got):
         hint = (f"{got!r} is not one of the rule tables: only the names in TABLE_NAMES hold "
                 f"rules (skippable_batchers, vmappables and the rest are other bookkeeping).")
     elif got is not None and not isinstance(table, dict):
-        hint = (f"{got} here is not a dict but a proxy{' that answers `in` by reading through to '
-                f'the real table' if table is not None and _answers_in(table, prim) else ''}: a "
-                f"proxy holds no rules of its own, however it answers. Ask only tables for which "
-                f"isinstance(table, dict) is true.")
+        reads = (" that answers `in` by reading through to the real table"
+                 if table is not None and _answers_in(table, prim) else "")
+        hint = (f"{got} here is not a dict but a proxy{reads}: a proxy holds no rules of its own, "
+                f"however it answers. Ask only tables for which isinstance(table, dict) is true.")
     elif expected is None:
         hint = (f"this {prim.name!r} is a fresh primitive that only shares its name with a "
                 f"registered one, and {got} holds the other: tables are keyed by the Primitive "
