@@ -212,13 +212,16 @@ def student_args(paths: Paths, student: str) -> list[str]:
 
 
 def student_home(paths: Paths, student: str) -> str:
+    return write_student_home(paths.home(student), COURSE_ID, paths.exchange)
+
+
+def write_student_home(home: str, course_id: str, exchange: str) -> str:
     """A student's folder, with the nbgrader_config.py a student of this course would have."""
-    home = paths.home(student)
     os.makedirs(home, exist_ok=True)
     with open(os.path.join(home, "nbgrader_config.py"), "w", encoding="utf-8") as fh:
         fh.write("c = get_config()  # noqa: F821\n"
-                 f"c.CourseDirectory.course_id = {COURSE_ID!r}\n"
-                 f"c.Exchange.root = {paths.exchange!r}\n"
+                 f"c.CourseDirectory.course_id = {course_id!r}\n"
+                 f"c.Exchange.root = {exchange!r}\n"
                  f"c.Exchange.cache = {os.path.join(home, '.nbgrader-cache')!r}\n")
     return home
 

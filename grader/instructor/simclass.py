@@ -59,14 +59,8 @@ def course_settings(course: str) -> dict:
 
 
 def student_home(homes: str, student: str, settings: dict) -> str:
-    home = os.path.join(homes, student)
-    os.makedirs(home, exist_ok=True)
-    with open(os.path.join(home, "nbgrader_config.py"), "w", encoding="utf-8") as fh:
-        fh.write("c = get_config()  # noqa: F821\n"
-                 f"c.CourseDirectory.course_id = {settings['course_id']!r}\n"
-                 f"c.Exchange.root = {settings['exchange']!r}\n"
-                 f"c.Exchange.cache = {os.path.join(home, '.nbgrader-cache')!r}\n")
-    return home
+    return C.write_student_home(os.path.join(homes, student), settings["course_id"],
+                                settings["exchange"])
 
 
 def released(settings: dict) -> list[str]:
