@@ -32,10 +32,14 @@ class Delegation:
     ``names`` are identifiers (of JAX's implementation, of the course's helpers) that an answer
     may not mention, as a name, an attribute or a string; ``calls`` are JAX callables, as
     ``"module:attribute"``, that the judge's child watches for a direct call from an answer.
-    ``dynamic`` allows ``getattr`` with a computed name (an exercise about reading modules)."""
+    ``dynamic`` allows ``getattr`` with a computed name, ``vars`` and ``__dict__`` (an exercise
+    about reading modules). With ``strict``, any call of ``calls`` while the answer is observed
+    counts, whoever made it: for an answer that should need no vmap at all, JAX calling its own
+    implementation means the answer had vmap do the work."""
     names: tuple[str, ...] = ()
     calls: tuple[str, ...] = ()
     dynamic: bool = False
+    strict: bool = False
 
 
 @dataclass(frozen=True)
@@ -69,9 +73,8 @@ class Exercise:
 
     def _finding(self, case, got) -> Finding | None:
         if isinstance(got, Failure) and not self.accepts_failures:
-            hint = self.failure_hint(case, got) if callable(self.failure_hint) else \
-                self.failure_hint
-            return Finding(describe(case), "your code runs without raising", got.error, hint)
+            return Finding(describe(case), "your code runs without raising", got.error,
+                           self._failure_hint(case, got))
         expected = self.expect(case)
         try:
             return self.compare(case, expected, got)
@@ -80,6 +83,14 @@ class Exercise:
                            f"{_shape_of(got)} ({type(err).__name__})",
                            "Your answer returned something of the wrong kind; re-read what the "
                            "exercise asks it to return.")
+
+    def _failure_hint(self, case, failure) -> str:
+        if not callable(self.failure_hint):
+            return self.failure_hint
+        try:
+            return self.failure_hint(case, failure)
+        except Exception:  # a failure no honest answer produces (its detail is the student's)
+            return CRASH_HINT
 
     def check(self, *objs, hidden: bool = False, seed=None) -> Result:
         """Instant feedback in the kernel: visible cases are fixed, hidden ones drawn now."""

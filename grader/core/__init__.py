@@ -13,7 +13,8 @@ import importlib
 _NAMES = {
     "Outcome": "axes", "matchaxis": "axes", "outcome": "axes", "watch_matchaxis": "axes",
     "Eqn": "jaxprs", "primitives": "jaxprs", "summarize": "jaxprs", "summarize_fn": "jaxprs",
-    "signature": "jaxprs", "widening_broadcasts": "jaxprs",
+    "signature": "jaxprs", "widening_broadcasts": "jaxprs", "flow": "jaxprs",
+    "computed_by": "jaxprs",
     "Step": "paths", "trace_routes": "paths", "watch": "paths",
     "Reading": "tables", "layout": "tables", "read_fresh": "tables", "read_here": "tables",
     "real_tables": "tables", "register_rule": "tables", "rule_for": "tables",

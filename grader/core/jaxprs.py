@@ -123,6 +123,49 @@ def primitives(eqns) -> list[str]:
     return [e.primitive for e in eqns]
 
 
+# Primitives that only rearrange or relabel their operand's elements.
+LAYOUT = frozenset({"reshape", "transpose", "broadcast_in_dim", "squeeze", "expand_dims",
+                    "convert_element_type", "copy", "copy_p"})
+
+
+def flow(jaxpr) -> dict:
+    """The top-level equations as a data-flow graph of plain ints: ``{"eqns": [(primitive, input
+    ids, output ids, layout_only)], "outs": output ids}``; a literal input is -1. An equation with
+    sub-jaxprs (a jit) is ``layout_only`` when everything inside it is."""
+    ids: dict = {}
+
+    def num(v) -> int:
+        return -1 if _jax.is_literal(v) else ids.setdefault(id(v), len(ids))
+
+    j = _jax.open_jaxpr(jaxpr)
+    for v in j.invars:
+        num(v)
+    eqns = [(_jax.primitive_name(e.primitive), tuple(num(v) for v in e.invars),
+             tuple(num(v) for v in e.outvars), _layout_only(e)) for e in j.eqns]
+    return {"eqns": eqns, "outs": tuple(num(v) for v in j.outvars)}
+
+
+def _layout_only(eqn) -> bool:
+    subs = sub_jaxprs(eqn.params)
+    if not subs:
+        return _jax.primitive_name(eqn.primitive) in LAYOUT
+    return all(_layout_only(e) for sub in subs for e in sub.eqns)
+
+
+def computed_by(graph: dict, primitive: str) -> bool:
+    """Whether every output of the program is an equation of ``primitive``'s output, moved or
+    reshaped only (through equations that are layout only)."""
+    made = {out: (name, ins, layout) for name, ins, outs, layout in graph["eqns"] for out in outs}
+
+    def back(var) -> bool:
+        name, ins, layout = made.get(var, (None, (), False))
+        if name == primitive:
+            return True
+        return layout and len([i for i in ins if i >= 0]) == 1 and back(next(i for i in ins if i >= 0))
+
+    return bool(graph["outs"]) and all(back(v) for v in graph["outs"])
+
+
 def widening_broadcasts(eqns) -> list[tuple]:
     """``(in_shape, out_shape)`` of every broadcast_in_dim whose output has more elements."""
     return [(e.in_shapes[0], e.out_shapes[0]) for e in eqns

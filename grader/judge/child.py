@@ -10,7 +10,6 @@ asks being called straight from an answer cell, and reports it (the trusted proc
 from __future__ import annotations
 
 import contextlib
-import functools
 import importlib
 import json
 import os
@@ -53,10 +52,12 @@ def _target(spec: str):
 
 class Tripwires:
     """JAX callables an answer must not hand its work to: each is replaced, before any cell
-    runs, by a wrapper that notes a call made straight from an answer cell."""
+    runs, by a wrapper that notes a call made straight from an answer cell (and, while a strict
+    exercise is observed, any call at all). The originals are kept here only, not on the
+    wrappers, so an answer cannot read its way past them."""
 
     def __init__(self, specs):
-        self.originals, self.hits = {}, set()
+        self.originals, self.wrappers, self.hits, self.strict = {}, {}, set(), False
         for spec in sorted(set(specs)):
             try:
                 module, attr = _target(spec)
@@ -64,16 +65,16 @@ class Tripwires:
             except (ImportError, AttributeError):
                 continue                       # not in this release: nothing to watch
             self.originals[spec] = original
-            setattr(module, attr, self._wrap(spec, original))
+            self.wrappers[spec] = self._wrap(spec, original)
+            setattr(module, attr, self.wrappers[spec])
 
     def _wrap(self, spec, original):
-        @functools.wraps(original)
         def watched(*args, **kwargs):
             caller = sys._getframe(1).f_code.co_filename
-            if caller.startswith(ANSWER_FILE.partition("{")[0]):
+            if self.strict or caller.startswith(ANSWER_FILE.partition("{")[0]):
                 self.hits.add(spec)
             return original(*args, **kwargs)
-        watched._inside_vmap_original = original
+        watched.__name__ = getattr(original, "__name__", "watched")
         return watched
 
     def is_one(self, obj, specs) -> list[str]:
@@ -81,9 +82,8 @@ class Tripwires:
         seen = []
         for _ in range(8):
             for spec in specs:
-                original = self.originals.get(spec)
-                if original is not None and (obj is original or
-                                             getattr(obj, "_inside_vmap_original", None) is original):
+                if spec in self.originals and (obj is self.originals[spec] or
+                                               obj is self.wrappers[spec]):
                     seen.append(spec)
             obj = getattr(obj, "func", None) or getattr(obj, "__func__", None)
             if obj is None:
@@ -91,9 +91,13 @@ class Tripwires:
         return seen
 
     @contextlib.contextmanager
-    def watching(self):
+    def watching(self, strict: bool = False):
         self.hits.clear()
-        yield self.hits
+        self.strict = strict
+        try:
+            yield self.hits
+        finally:
+            self.strict = False
 
     def remove(self) -> None:
         for spec, original in self.originals.items():
@@ -104,14 +108,17 @@ class Tripwires:
 def observe(request) -> dict:
     """Observe every requested exercise on its cases; returns plain data per grade id."""
     exercises = request["exercises"]
+    # Observers are found before any answer runs: rebinding a kit's names afterwards changes
+    # nothing the child calls.
+    observers = {gid: _resolve(job["observe"]) for gid, job in exercises.items()}
     wires = Tripwires(spec for job in exercises.values() for spec in job["calls"])
     try:
-        return _observe_all(request, exercises, wires)
+        return _observe_all(request, exercises, observers, wires)
     finally:
         wires.remove()
 
 
-def _observe_all(request, exercises, wires) -> dict:
+def _observe_all(request, exercises, observers, wires) -> dict:
     namespace = {"__name__": "__main__"}
     cell_errors = run_cells(request["cells"], namespace)
     results = {}
@@ -122,9 +129,8 @@ def _observe_all(request, exercises, wires) -> dict:
             continue
         objs = [namespace[n] for n in job["needs"]]
         tripped = {spec for o in objs for spec in wires.is_one(o, job["calls"])}
-        observe_fn = _resolve(job["observe"])
-        with wires.watching() as hits:
-            observed = [wire.observe_safely(observe_fn, objs, wire.unplain(case))
+        with wires.watching(job.get("strict", False)) as hits:
+            observed = [wire.observe_safely(observers[grade_id], objs, wire.unplain(case))
                         for case in job["cases"]]
             tripped |= hits & set(job["calls"])
         results[grade_id] = {"observed": observed, "tripped": sorted(tripped)}
@@ -154,3 +160,6 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+    # The answer is flushed; tearing JAX and the interpreter down costs ~0.3 s and keeps
+    # nothing (nor runs what an answer registered with atexit).
+    os._exit(0)

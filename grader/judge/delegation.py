@@ -1,11 +1,12 @@
 """Read an exercise's answer cells before anything runs, for answers that hand the work on.
 
 An answer that calls JAX's own implementation of what the exercise asks, or the course's helpers
-that compute it, has not solved the exercise; one that hides what it calls cannot be read. Both go
-to an instructor (needs manual grading, with the reason), never to full marks or a silent zero.
-This reads the code as text (Python's ``ast``) in the trusted process; the judge's child adds
-what it sees happen (`grader.judge.child`). Comments, docstrings and messages that only mention a
-name are prose, not code, and never count.
+that compute it, has not solved the exercise; one that hides what it calls, or changes code it
+does not own (the checks' observers, JAX), cannot be read. All go to an instructor (needs manual
+grading, with the reason), never to full marks or a silent zero. This reads the code as text
+(Python's ``ast``) in the trusted process; the judge's child adds what it sees happen
+(`grader.judge.child`). Comments, docstrings and messages that only mention a name are prose,
+not code, and never count.
 """
 from __future__ import annotations
 
@@ -14,16 +15,21 @@ import re
 
 from ..exercise import Delegation
 
-# Calls and attributes that reach objects by computed names or behind the code's back.
+# Calls that run code, or reach objects, by computed names or behind the code's back.
 HIDING_CALLS = frozenset({"exec", "eval", "compile", "__import__", "globals", "locals", "vars",
-                          "breakpoint"})
-DYNAMIC_ATTRS = frozenset({"getattr", "setattr", "delattr"})
+                          "breakpoint", "setattr", "delattr", "attrgetter", "methodcaller",
+                          "resolve_name", "import_module"})
+DYNAMIC_ATTRS = frozenset({"getattr"})
 HIDING_ATTRS = frozenset({
     "__dict__", "__globals__", "__code__", "__closure__", "__builtins__", "__subclasses__",
-    "__mro__", "__bases__", "__getattribute__", "__wrapped__", "__loader__", "__spec__",
-    "f_globals", "f_locals", "f_back", "gi_frame", "_getframe", "modules", "meta_path"})
+    "__mro__", "__bases__", "__getattribute__", "__setattr__", "__delattr__", "__wrapped__",
+    "__loader__", "__spec__", "__self__", "__func__", "f_globals", "f_locals", "f_back",
+    "gi_frame", "_getframe", "modules", "meta_path"})
+# What an exercise about reading modules may use to read them.
+READING_MODULES = frozenset({"vars", "__dict__"})
 HIDING_MODULES = frozenset({"importlib", "ctypes", "gc", "inspect", "marshal", "pickle",
-                            "builtins", "runpy", "code", "codeop", "dill", "cloudpickle"})
+                            "builtins", "runpy", "code", "codeop", "dill", "cloudpickle",
+                            "pkgutil"})
 COURSE_PACKAGE = "grader"
 
 
@@ -33,20 +39,57 @@ def reasons(sources: list[str], rules: Delegation) -> list[str]:
     for source in sources:
         try:
             tree = ast.parse(source)
-        except SyntaxError:
+        except (SyntaxError, ValueError):   # ValueError: a null byte, on Python 3.11
             continue                      # it cannot run either; the judge reports that
-        for reason in _Reader(rules).read(tree):
+        for reason in _Reader(rules, _owned_names(tree)).read(tree):
             if reason not in found:
                 found.append(reason)
     return found
 
 
+def _owned_names(tree) -> set[str]:
+    """Names the cell binds itself (defs, classes, assignments, loop and function arguments),
+    as opposed to names it imports or finds in the set-up: those belong to someone else."""
+    owned = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            owned.add(node.name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            owned.add(node.id)
+        elif isinstance(node, ast.arg):
+            owned.add(node.arg)
+    imported = {(a.asname or a.name).split(".")[0] for n in ast.walk(tree)
+                if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
+    owned -= imported
+    # A name bound to someone else's object (``m = L1.kit.observe``) is an alias, not owned.
+    aliases = [(n.targets[0].id, _root(n.value)) for n in ast.walk(tree)
+               if isinstance(n, ast.Assign) and len(n.targets) == 1
+               and isinstance(n.targets[0], ast.Name) and _root(n.value)]
+    changed = True
+    while changed:
+        changed = False
+        for name, root in aliases:
+            if name in owned and root not in owned:
+                owned.discard(name)
+                changed = True
+    return owned
+
+
+def _root(expr) -> str | None:
+    """The name an attribute chain (``a.b[c].d``) starts from, or None for anything else."""
+    while isinstance(expr, (ast.Attribute, ast.Subscript)):
+        expr = expr.value
+    return expr.id if isinstance(expr, ast.Name) else None
+
+
 class _Reader(ast.NodeVisitor):
-    def __init__(self, rules: Delegation):
-        self.rules, self.found = rules, []
+    def __init__(self, rules: Delegation, owned: set[str]):
+        self.rules, self.owned, self.found = rules, owned, []
         # A string that *is* the name (or a dotted path ending in it) reaches the object, as in
         # getattr(module, "name"); a sentence that mentions it does not.
-        self.words = [re.compile(rf"^\s*(?:[\w.]+\.)?{re.escape(n)}\s*$") for n in rules.names]
+        self.words = [re.compile(rf"^\s*(?:[\w.:]+[.:])?{re.escape(n)}\s*$")
+                      for n in rules.names]
+        self.allowed = READING_MODULES if rules.dynamic else frozenset()
 
     def read(self, tree) -> list[str]:
         self._docstrings = {id(n.body[0].value) for n in ast.walk(tree) if _is_docstring_owner(n)}
@@ -69,6 +112,33 @@ class _Reader(ast.NodeVisitor):
         elif top in HIDING_MODULES:
             self._say(f"it imports `{module}`, which can call code without naming it")
 
+    def _check_target(self, target) -> None:
+        """``x.attr = ...`` (or del, or +=) on an object the cell does not own: a patch."""
+        if isinstance(target, ast.Attribute):
+            root = _root(target)
+            if root is not None and root not in self.owned:
+                self._say(f"it changes `{ast.unparse(target)}`, code it does not own (the "
+                          f"checks, the course or JAX)")
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for item in target.elts:
+                self._check_target(item)
+
+    def visit_Assign(self, node):
+        for target in node.targets:
+            self._check_target(target)
+        self.generic_visit(node)
+
+    def visit_AugAssign(self, node):
+        self._check_target(node.target)
+        self.generic_visit(node)
+
+    visit_AnnAssign = visit_AugAssign
+
+    def visit_Delete(self, node):
+        for target in node.targets:
+            self._check_target(target)
+        self.generic_visit(node)
+
     def visit_Import(self, node):
         for alias in node.names:
             self._check_module(alias.name)
@@ -80,18 +150,22 @@ class _Reader(ast.NodeVisitor):
         self._check_module(node.module or "")
         for alias in node.names:
             self._check_name(alias.name, "imports")
+            if alias.name in HIDING_CALLS:
+                self._say(f"it imports `{alias.name}`, which reaches code by a computed name")
         self.generic_visit(node)
 
     def visit_Name(self, node):
         self._check_name(node.id, "uses")
-        if node.id in HIDING_CALLS or node.id == "__builtins__":
+        if (node.id in HIDING_CALLS or node.id == "__builtins__") and node.id not in self.allowed:
             self._say(f"it uses `{node.id}`, which runs or reaches code by a computed name")
         self.generic_visit(node)
 
     def visit_Attribute(self, node):
         self._check_name(node.attr, "uses")
-        if node.attr in HIDING_ATTRS:
+        if node.attr in HIDING_ATTRS and node.attr not in self.allowed:
             self._say(f"it reads `.{node.attr}`, which reaches objects behind the code's back")
+        elif node.attr in HIDING_CALLS:
+            self._say(f"it uses `.{node.attr}`, which reaches code by a computed name")
         self.generic_visit(node)
 
     def visit_Call(self, node):
@@ -108,6 +182,9 @@ class _Reader(ast.NodeVisitor):
                 if word.match(node.value):
                     self._say(f"it names `{name}` in a string, the implementation this exercise "
                               f"asks you to write")
+            if node.value.strip() in HIDING_ATTRS and node.value.strip() not in self.allowed:
+                self._say(f"it names `{node.value.strip()}` in a string, which reaches objects "
+                          f"behind the code's back")
         self.generic_visit(node)
 
 

@@ -40,8 +40,10 @@ def command(connection_file: str, cwd: str, extra: list[str] = (), env: dict | N
             tmpfs_mb: int = sandbox.Limits.tmpfs_mb) -> list[str]:
     with open(connection_file) as fh:
         info = json.load(fh)
+    # The submission's folder is read-only to the kernel: what it wrote there (a link to the
+    # gradebook, say) nbgrader would later write through, or copy into the student's feedback.
     box = sandbox.bwrap_prefix(share_net=info.get("transport") != "ipc", cwd=cwd,
-                               tmpfs_mb=tmpfs_mb)
+                               tmpfs_mb=tmpfs_mb, writable_cwd=False)
     box += ["--clearenv"]
     for name, value in (environment(os.environ) if env is None else env).items():
         box += ["--setenv", name, value]

@@ -145,7 +145,7 @@ class FlagForManualGrading(NbGraderPreprocessor):
                 grade.needs_manual_grade = True
                 try:
                     comment = gb.find_comment(answers.get(grade_id, grade_id), *args)
-                    comment.auto_comment = self.PREFIX + reason
+                    comment.auto_comment = self.PREFIX + str(reason)[:runner.MAX_REASON]
                 except MissingEntry:
                     self.log.warning("No answer cell to comment on for %s", grade_id)
             gb.db.commit()

@@ -129,8 +129,17 @@ def _request(cells, jobs) -> str:
     return json.dumps({"cells": list(cells), "exercises": {
         gid: {"observe": _observer_path(known[gid].observe), "needs": list(known[gid].needs),
               "calls": list(known[gid].delegation.calls),
+              "strict": known[gid].delegation.strict,
               "cases": [wire.plain(c) for c in cases]}
         for gid, cases in jobs.items()}})
+
+
+# The most lists and dicts an answer line may hold: the largest honest answer (every exercise of
+# a notebook, every case) holds a few ten thousand; parsing millions of them would cost the
+# trusted process gigabytes for a line within the byte cap.
+MAX_CONTAINERS = 200_000
+# The longest reason a verdict gives for manual grading (it reaches the gradebook and the export).
+MAX_REASON = 600
 
 
 def _parse(outcome) -> dict | None:
@@ -138,6 +147,8 @@ def _parse(outcome) -> dict | None:
     which are then compared with expectations computed here."""
     for line in reversed(outcome.answer.splitlines()):
         if line.startswith(child.MARKER):
+            if line.count("[") + line.count("{") > MAX_CONTAINERS:
+                return {}                     # no honest answer nests this much: not read
             try:
                 return wire.loads(line[len(child.MARKER):])
             except (ValueError, TypeError, RecursionError):
@@ -170,11 +181,15 @@ def _verdict(exercise, cases, entry) -> Result:
             "your answer cells", f"they define {', '.join(map(str, entry['missing']))}",
             "not defined",
             "Keep the names given in the exercise; only code in answer cells is graded.")])
-    tripped = entry.get("tripped") or []
-    if isinstance(tripped, list) and tripped:
+    # Only the calls this exercise watches can have been seen: anything else came from the
+    # student's side of the pipe, and is not read (nor copied into the gradebook).
+    tripped = entry.get("tripped")
+    seen = sorted({t for t in tripped if isinstance(t, str)} & set(exercise.delegation.calls)) \
+        if isinstance(tripped, list) else []
+    if seen:
         return result(exercise.name, len(cases), [], manual=(
-            f"it calls {', '.join(map(str, tripped))} itself, the implementation this exercise "
-            f"asks you to write"))
+            f"it calls {', '.join(s.replace(':', '.') for s in seen)} itself, the implementation "
+            f"this exercise asks you to write"))
     return exercise.verdict(cases, entry["observed"])
 
 
@@ -202,7 +217,9 @@ def judge(nb, limits=sandbox.Limits(), use_bwrap=None, rng=None,
     if not graded:
         return {}
     rng = rng or np.random.default_rng()
-    cases = {gid: known[gid].cases(rng, True) for gid in graded}
+    # Drawn in one fixed order, whatever order the template lists them in: the warm-up's
+    # template (the notebook's order) and autograde's (the gradebook's) must draw the same.
+    cases = {gid: known[gid].cases(rng, True) for gid in sorted(graded)}
     the_plan = plan(nb, template, graded)
     sources = {c["name"]: c["source"] for c in the_plan.cells if c["kind"] == "answer"}
     flags = {gid: delegation.reasons([sources[n] for n in the_plan.owned[gid]],
@@ -217,7 +234,8 @@ def judge(nb, limits=sandbox.Limits(), use_bwrap=None, rng=None,
         return out, (_parse(out) if out.failure is None else None)
 
     # What the reading sent to a human is not run: nothing the child did could change that.
-    verdicts = {g: result(known[g].name, len(cases[g]), [], manual="; ".join(flags[g]))
+    verdicts = {g: result(known[g].name, len(cases[g]), [],
+                          manual="; ".join(flags[g])[:MAX_REASON])
                 for g in graded if flags[g]}
     observed = [g for g in graded if not flags[g]]
     if not observed:

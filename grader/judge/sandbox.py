@@ -131,10 +131,11 @@ def _hidden_copies() -> list[str]:
 
 
 def bwrap_prefix(share_net: bool = False, cwd: str | None = None,
-                 tmpfs_mb: int = Limits.tmpfs_mb) -> list[str]:
-    """bubblewrap options: read-only system and Python, ``cwd`` bound writable, and a private
-    /tmp and /dev/shm of ``tmpfs_mb`` MiB each (``--dev``'s own /dev/shm is a folder of an
-    unbounded tmpfs, so /dev is remounted read-only once /dev/shm is mounted over it)."""
+                 tmpfs_mb: int = Limits.tmpfs_mb, writable_cwd: bool = True) -> list[str]:
+    """bubblewrap options: read-only system and Python, ``cwd`` bound (writable unless told
+    otherwise), and a private /tmp and /dev/shm of ``tmpfs_mb`` MiB each (``--dev``'s own
+    /dev/shm is a folder of an unbounded tmpfs, so /dev is remounted read-only once /dev/shm is
+    mounted over it)."""
     size = ["--size", str(tmpfs_mb * 2 ** 20)]
     cmd = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session",
            "--proc", "/proc", "--dev", "/dev", *size, "--tmpfs", "/dev/shm",
@@ -148,7 +149,7 @@ def bwrap_prefix(share_net: bool = False, cwd: str | None = None,
     for hidden in _hidden_copies():
         cmd += ["--tmpfs", hidden]
     if cwd:
-        cmd += ["--bind", cwd, cwd]
+        cmd += ["--bind" if writable_cwd else "--ro-bind", cwd, cwd]
     return cmd + ["--chdir", cwd or "/tmp"]
 
 

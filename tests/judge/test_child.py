@@ -43,17 +43,28 @@ def test_an_answer_that_is_the_jax_function_itself_is_seen():
     assert got["tripped"] == ["jax._src.interpreters.batching:matchaxis"]
 
 
-def test_jax_calling_its_own_matchaxis_is_not_the_answer_s_doing():
+def test_an_answer_that_has_vmap_move_the_axis_is_seen_by_a_strict_exercise():
+    # matchaxis is strict: the exercise needs no vmap, so JAX's matchaxis running at all while
+    # the answer is observed means vmap did the answer's work.
     got = observed("import jax, jax.numpy as jnp\n"
                    "def my_matchaxis(src, dst, x, size, sum_match=False):\n"
-                   "    return jax.vmap(lambda v: v, in_axes=src, out_axes=dst)(x)\n")
+                   "    return jax.vmap(lambda v: v, in_axes=src, out_axes=dst, axis_size=size)(x)\n")
+    assert got["tripped"] == ["jax._src.interpreters.batching:matchaxis"]
+
+
+def test_jax_calling_its_own_matchaxis_outside_the_observation_is_not_counted():
+    got = observed("import jax, jax.numpy as jnp\n"
+                   "jax.vmap(lambda v: v, out_axes=1)(jnp.ones((2, 3)))\n"
+                   "def my_matchaxis(src, dst, x, size, sum_match=False):\n"
+                   "    return jnp.moveaxis(x, src, dst)\n")
     assert got["tripped"] == []
 
 
 def test_the_wires_are_gone_afterwards():
     from grader.core import _jax
+    original = _jax.batching.matchaxis
     observed("my_matchaxis = None\n")
-    assert not hasattr(_jax.batching.matchaxis, "_inside_vmap_original")
+    assert _jax.batching.matchaxis is original
 
 
 def test_only_kit_observers_can_be_named():

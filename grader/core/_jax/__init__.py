@@ -65,6 +65,11 @@ def is_tracer(x) -> bool:
     return isinstance(x, jcore.Tracer)
 
 
+def is_literal(atom) -> bool:
+    """A constant written into a jaxpr equation, rather than a variable."""
+    return isinstance(atom, getattr(_xcore, "Literal", jcore.Literal))
+
+
 def is_jaxpr(x) -> bool:
     return isinstance(x, JAXPR_TYPES)
 

@@ -151,6 +151,12 @@ def compare(case, expected, got):
         hint = _structure_hint(case, mine)
         if hint:
             return draw.finding(case, f"one {name} equation", [str(e) for e in mine], hint)
+        if not core.computed_by(got["flow"], name):
+            return draw.finding(
+                case, f"the result computed by the {name} equation", "a result computed "
+                "another way", f"the batched program's output must come from the {name} equation "
+                f"itself (at most moved or reshaped after it): your rule binds {name} but returns "
+                f"something else computed beside it. Return what prim.bind gives.")
     return None
 
 

@@ -121,6 +121,9 @@ def compare(case, expected, got):
 
 
 def failure_hint(case, failure) -> str:
+    if failure.stage == "ran":
+        return ("your spy must run jax.vmap(f, in_axes=in_axes)(*args) and read what f receives; "
+                "it never called f under a vmap, so it reports what it worked out, not what it saw.")
     if failure.stage == "report":
         return "return a list with one (batch_dim, shape, value_shape) tuple per argument."
     if failure.kind == "AttributeError":

@@ -145,7 +145,7 @@ MATCHAXIS = Exercise(
     # JAX's own matchaxis (and its helpers) is the thing to write.
     delegation=Delegation(names=("matchaxis", "_matchaxis_symzeros", "_match_axes_and_sum",
                                  "call_matchaxis"),
-                          calls=("jax._src.interpreters.batching:matchaxis",)))
+                          calls=("jax._src.interpreters.batching:matchaxis",), strict=True))
 check_matchaxis = MATCHAXIS.checker()
 
 __all__ = ["MATCHAXIS", "check_matchaxis", "kind"]

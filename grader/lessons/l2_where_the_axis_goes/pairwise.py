@@ -60,6 +60,13 @@ def compare(case, exp, got) -> Finding | None:
         return Finding(where, "nested jax.vmaps of a one-pair dot", "no vmap: the grid was "
                        "written by hand", "Write the dot of ONE pair of (d,) vectors and let two "
                        "nested vmaps make the grid; vmap folds every pair into one dot_general.")
+    if "dot_general" not in got.get("batched", []) and any(
+            e[0] == "dot_general" for e in got["eqns"]):
+        batched = ", ".join(sorted(set(got.get("batched", [])))) or "nothing"
+        return Finding(where, "the dot batched by your vmaps", f"vmap batched only {batched}",
+                       "The dot that makes the grid must be the one-pair dot your vmaps batch; "
+                       "yours is computed outside them (an einsum or a matrix product of the "
+                       "whole arrays). Put a @ b of two (d,) vectors inside the nested vmaps.")
     eqns = [Eqn.from_plain(e) for e in got["eqns"]]
     prims, widened = core.primitives(eqns), core.widening_broadcasts(eqns)
     if widened:

@@ -119,8 +119,10 @@ def test_a_student_error_propagates_from_the_observer():
 
 
 @pytest.mark.parametrize("observer, answer, case, stage", [
-    (observe.spy, lambda f, in_axes, *args: 3,
+    (observe.spy, lambda f, in_axes, *args: (jax.vmap(f, in_axes=in_axes)(*args), 3)[1],
      {"shapes": ((3, 7, 5),), "in_axes": (1,), "outer_axes": None}, "report"),
+    (observe.spy, lambda f, in_axes, *args: [(1, (3, 5), (3, 7, 5))],
+     {"shapes": ((3, 7, 5),), "in_axes": (1,), "outer_axes": None}, "ran"),
     (observe.which_table, lambda module, prim: 3,
      {"layout": "installed", "tables": {}, "query": ("registered", "sin")}, "answer"),
     (observe.table_sizes, lambda module: [1, 2],

@@ -1,4 +1,5 @@
 """Exercise 1, the spy (grader/lessons/l1_rule_per_primitive/spy.py)."""
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -57,7 +58,9 @@ def test_failure_hints_name_the_stage():
         case, Failure("report", "TypeError: 'int' object is not iterable"))
     assert "not a BatchTracer" in S.failure_hint(
         case, Failure("call", "AttributeError: 'ArrayImpl' object has no attribute 'val'"))
-    assert "one (batch_dim, shape, value_shape)" in A.hints(S.check_spy(lambda f, ax, *a: 3))
+    ran_then_three = lambda f, ax, *a: (jax.vmap(f, in_axes=ax)(*a), 3)[1]  # noqa: E731
+    assert "one (batch_dim, shape, value_shape)" in A.hints(S.check_spy(ran_then_three))
+    assert "never called f under a vmap" in A.hints(S.check_spy(lambda f, ax, *a: 3))
 
 
 def test_hidden_cases_are_fresh_and_never_visible():

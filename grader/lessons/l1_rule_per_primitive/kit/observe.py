@@ -33,18 +33,30 @@ def report_rows(report) -> list[tuple]:
 
 
 def spy(spy_fn, case):
-    """Call the student's spy directly, or from inside an outer vmap for nested cases."""
-    args = zeros(case["shapes"])
+    """Call the student's spy directly, or from inside an outer vmap for nested cases. The
+    function it is handed notes whether the spy ran it under a vmap at all: a spy that works
+    its report out from shapes alone watched nothing."""
+    args, ran = zeros(case["shapes"]), []
+
+    def f(*xs):
+        ran.append(any(_jax.is_batch_tracer(x) for x in xs))
+        return watched(*xs)
+
     if case["outer_axes"] is None:
-        return report_rows(spy_fn(watched, case["in_axes"], *args))
-    box = []
+        report = spy_fn(f, case["in_axes"], *args)
+    else:
+        box = []
 
-    def outer_body(*xs):
-        box.append(spy_fn(watched, case["in_axes"], *xs))
-        return 0.0
+        def outer_body(*xs):
+            box.append(spy_fn(f, case["in_axes"], *xs))
+            return 0.0
 
-    jax.vmap(outer_body, in_axes=case["outer_axes"])(*args)
-    return report_rows(box[-1])
+        jax.vmap(outer_body, in_axes=case["outer_axes"])(*args)
+        report = box[-1]
+    if not any(ran):
+        with stage("ran"):
+            raise RuntimeError("the spy never ran f under jax.vmap")
+    return report_rows(report)
 
 
 # ---- batching rules ------------------------------------------------------------------------------
@@ -111,7 +123,8 @@ def rule(rule_fn, case) -> dict:
     finally:
         uninstall(prim)
     return {"shape": tuple(int(d) for d in out.shape), "values": out.ravel().tolist(),
-            "eqns": [e.to_plain() for e in eqns], "calls": seen, "bound": bound_params(closed, prim)}
+            "eqns": [e.to_plain() for e in eqns], "calls": seen, "bound": bound_params(closed, prim),
+            "flow": jaxprs.flow(closed)}
 
 
 def bound_params(closed, prim) -> list[dict]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import functools
+import itertools
 
 import jax
 import numpy as np
@@ -44,6 +45,23 @@ def counting_batched(names: list | None = None):
         yield count
     finally:
         _jax.BatchTrace.process_primitive = original
+
+
+_FRESH = itertools.count(1)
+
+
+def batched_by_vmap(fn, *args, grow: int = 0) -> tuple[int, list[str]]:
+    """How many primitives, and which, a vmap batched while ``fn`` was traced on arguments like
+    ``args`` but with argument ``grow``'s first axis longer by a length not used before: a trace
+    cache (a jit's, or make_jaxpr's) then has nothing to answer with, so an answer wrapped in
+    jit is seen batching as well as one that is not. Only shapes are traced, nothing runs."""
+    extra = next(_FRESH)
+    like = [jax.ShapeDtypeStruct(((a.shape[0] + extra,) + tuple(a.shape[1:])) if i == grow
+                                 else a.shape, a.dtype) for i, a in enumerate(args)]
+    names: list[str] = []
+    with counting_batched(names) as count:
+        jax.eval_shape(lambda *xs: fn(*xs), *like)
+    return count[0], names
 
 
 # ---- my_matchaxis --------------------------------------------------------------------------------
@@ -133,10 +151,9 @@ def pairwise(pairwise_fn, case) -> dict:
     x, y = (jax.device_put(a) for a in pair_inputs(case))
     order = case["order"]
     out = pairwise_fn(x, y, order=order)
-    with counting_batched() as batched:
-        eqns = jaxprs.summarize_fn(lambda a, b: pairwise_fn(a, b, order=order), x, y,
-                                   recursive=True)
-    return {**pack(out), "eqns": eqn_data(eqns), "vmapped": batched[0]}
+    eqns = jaxprs.summarize_fn(lambda a, b: pairwise_fn(a, b, order=order), x, y, recursive=True)
+    count, names = batched_by_vmap(lambda a, b: pairwise_fn(a, b, order=order), x, y)
+    return {**pack(out), "eqns": eqn_data(eqns), "vmapped": count, "batched": names}
 
 
 def score_inputs(case):
@@ -148,11 +165,8 @@ def score_inputs(case):
 def score_batch(score_batch_fn, case) -> dict:
     w, xs = (jax.device_put(a) for a in score_inputs(case))
     out = score_batch_fn(w, xs)
+    eqns = jaxprs.summarize_fn(lambda a, b: score_batch_fn(a, b), w, xs, recursive=True)
     # No primitive processed by a BatchTrace while tracing means the answer did not batch with
-    # vmap at all, however vmap was imported or spelled. A fresh function each time: make_jaxpr
-    # caches traces by function, and a cached trace runs no BatchTrace, so checking the same
-    # answer twice on the same shapes would count no vmap.
-    names: list[str] = []
-    with counting_batched(names) as batched:
-        eqns = jaxprs.summarize_fn(lambda a, b: score_batch_fn(a, b), w, xs, recursive=True)
-    return {**pack(out), "eqns": eqn_data(eqns), "vmapped": batched[0], "batched": names}
+    # vmap at all, however vmap was imported or spelled (and whether or not it was jitted).
+    count, names = batched_by_vmap(score_batch_fn, w, xs, grow=1)
+    return {**pack(out), "eqns": eqn_data(eqns), "vmapped": count, "batched": names}
