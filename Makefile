@@ -171,14 +171,17 @@ class-submit: setup ## every simulated student of SIM/roster.csv fetches, answer
 	$(INSTRUCTOR) && python -m grader.instructor class submit --sim "$(abspath $(SIM))"
 
 # ---- grading speed (instructors) ---------------------------------------------------------------------------------
-# A simulated class of N solved submissions: bare execution, stock nbgrader autograde and `make autograde`, timed on
-# the same submissions (median of REPEAT runs), plus the latency of every exercise's visible check (README).
-N ?= 40
-REPEAT ?= 3
+# Stock nbgrader autograde against `make autograde` (every integrity check on), timed in one run on classes of solved
+# submissions: SIZES (default 1,8) and N (default 20) students, median of REPEAT runs; the serial run's
+# scores and feedback compared; the time of each step and of every exercise's visible check (README). About 8
+# minutes here; the class run of the README: make bench N=40 REPEAT=3.
+N ?= 20
+SIZES ?= 1,8
+REPEAT ?= 1
 .PHONY: bench
-bench: setup ## time bare execution, stock nbgrader and make autograde on N (default 40) solved submissions
+bench: setup ## time stock nbgrader and make autograde on N=1, 8 and N (default 20) students; speedups last
 	$(CPU_ENV) PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/python -m grader.instructor.bench --n $(N) \
-	    --repeat $(REPEAT)
+	    --sizes $(SIZES) --repeat $(REPEAT)
 
 # ---- tests --------------------------------------------------------------------------------------------------------
 test: setup setup-old ## run everything: tests/ on JAX 0.10.2, core tests on JAX 0.4.38, strict nbval over lessons/

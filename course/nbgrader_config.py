@@ -89,6 +89,7 @@ c.Autograde.sanitize_preprocessors = [
     CheckCellMetadata,
 ]
 c.Autograde.autograde_preprocessors = [
+    "grader.judge.ahead.JudgeAhead",       # the judge's child starts now, beside the kernel
     "grader.judge.skip.SkipJudgedCells",   # the judge re-runs these: the kernel need not
     "grader.judge.execute.BoundedExecute",  # nbgrader's Execute, with the kernel's limits
     "grader.judge.skip.UnskipJudgedCells",

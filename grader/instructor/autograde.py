@@ -8,13 +8,17 @@ This is nbgrader's own ``Autograde`` converter (what ``nbgrader autograde ASSIGN
 * the status file (`grader.nbgrader_plugins.GradingStatus`) says ``grading`` while a student is
   being graded and ``graded``/``failed``/``missing`` once done, so a run killed half-way leaves at
   most one student per worker unfinished, marked as such, and the next run grades them again;
-* ``--jobs N`` (default: one per CPU core) grades N submissions at once, each in a long-lived
-  worker process running this same app (nbgrader's start-up is paid once per worker); only this
-  process writes the status file, and only N students are ever marked ``grading`` at once;
-  ``--jobs 1`` grades one after another in this process;
+* ``--jobs N`` grades N submissions at once, each in a long-lived worker process
+  (`grading.grade_submission`, nbgrader's start-up paid once per worker); only this process
+  writes the status file, and only N students are ever marked ``grading`` at once; ``--jobs 1``
+  grades one after another in this process. The default sizes the pool to the run: one worker
+  per ``per_worker`` submissions to grade, up to one per core, and a run of fewer (a regrade,
+  one student) is graded here, where no worker's start-up is paid;
 * every submission of a run is judged on the same hidden cases (a secret seed drawn per run),
   and before the first student the instructor's solutions are judged on them once, filling a
-  compilation cache the students' judge children read (``--no-warm`` skips this);
+  compilation cache the students' judge children read, when some assignment has ``warm_min``
+  submissions to grade (``--no-warm`` skips it always); each judge's child starts beside its
+  kernel (`grader.judge.ahead`);
 * re-running is idempotent: a submission already graded or failed, and unchanged since, is skipped
   (``--force`` grades everything again).
 
@@ -32,6 +36,7 @@ Options are nbgrader's (``--Execute.timeout=20``, ``--student=ID``, ``--course-d
 """
 from __future__ import annotations
 
+import collections
 import contextlib
 import glob
 import logging
@@ -42,20 +47,31 @@ import sys
 import tempfile
 import time
 
-from nbgrader.api import Gradebook
+
+def _without_iri_grammar() -> None:
+    """Skip jsonschema's optional IRI format checker in this process: importing it builds a Lark
+    grammar (``rfc3987_syntax``, ~1.1 s of every worker's start-up), and nothing autograde runs
+    validates an IRI (nbformat's validator checks no ``format``). Must run before nbgrader,
+    nbformat or jsonschema is imported; has no effect once they are."""
+    sys.modules.setdefault("rfc3987_syntax", None)
+
+
+_without_iri_grammar()
+
+from nbgrader.api import Gradebook  # noqa: E402  (after _without_iri_grammar)
 from nbgrader.apps.baseapp import NbGrader, nbgrader_aliases, nbgrader_flags
 from nbgrader.converters import Autograde, BaseConverter
 from nbgrader.utils import capture_log, temp_attrs
 from traitlets import Bool, Int, Unicode, default
 from traitlets.config import Config
 
-from ..judge import runner, sandbox, warm
+from ..judge import ahead, runner, sandbox, warm
 from ..judge.execute import MARK as LIMIT_MARK
 from ..judge.preprocessor import JudgeExercises
 from ..nbgrader_plugins import (FAILED, GRADED, GRADING, KERNEL_DIED, MISSING, TIMED_OUT,
                                 UNREADABLE, GradingStatus, autograded_complete,
                                 inspect_submission)
-from . import console
+from . import console, grading
 
 flags = dict(nbgrader_flags)
 flags["force"] = ({"AutogradeEach": {"force": True}},
@@ -75,11 +91,21 @@ class AutogradeEach(NbGrader):
 
     force = Bool(False, help="Grade every submission again, even those already graded or "
                              "failed and unchanged since.").tag(config=True)
-    jobs = Int(0, help="Submissions graded at once, each in its own worker process (0: one "
-                       "per CPU core; 1: one after another in this process).").tag(config=True)
-    warm_judge = Bool(True, help="Draw one secret hidden-case seed for the run and judge the "
-                                 "instructor's source notebooks on it first, so every judge "
-                                 "child reads a warm JAX compilation cache.").tag(config=True)
+    jobs = Int(0, help="Processes grading at once: N worker processes, each grading one "
+                       "submission at a time; 1: one after another in this process; 0: one "
+                       "worker per per_worker submissions to grade, up to one per CPU core "
+                       "(1, this process, when there are fewer).").tag(config=True)
+    per_worker = Int(3, help="With jobs=0, how many submissions to grade a worker process must "
+                             "have to be started: its start-up (Python, nbgrader, then JAX on "
+                             "its first judge, ~2-3 s of CPU) pays only over several."
+                     ).tag(config=True)
+    warm_judge = Bool(True, help="Judge the instructor's source notebooks on the run's hidden "
+                                 "cases first, so every judge child reads a warm JAX "
+                                 "compilation cache (see warm_min).").tag(config=True)
+    warm_min = Int(3, help="The warm-up runs only when some assignment has at least this many "
+                           "submissions to grade: it costs about one uncached judge child per "
+                           "notebook and saves part of every later one's compiling, so it "
+                           "cannot pay for one or two.").tag(config=True)
     _out = None                         # where this run's own lines go (see _terminal_to_log)
     log_name = Unicode("autograde.log", help="Where the full nbgrader log of every run is "
                        "appended, relative to CourseDirectory.root.").tag(config=True)
@@ -129,28 +155,35 @@ class AutogradeEach(NbGrader):
         wa = max((len(a) for a, _ in queue), default=0)
         ws = max((len(s) for _, s in queue), default=0)
         wk = len(str(len(queue)))
-        done = 0
         started = time.monotonic()
 
         def report(assignment, student, outcome, seconds):
-            nonlocal done
-            done += 1
             kind, text = outcome[0], outcome[1]
             if kind == GRADED:                  # graded: which kind of graded, from the gradebook
                 kind, text = console.graded_line(self.coursedir, assignment, student, text)
             outcomes.append((assignment, student, kind, text, outcome[2], seconds))
-            self._say(f"  [{done:>{wk}}/{len(queue)}] {assignment:<{wa}}  {student:<{ws}}  "
-                      f"{text}  ({seconds:.1f} s)")
+            self._say(f"  [{len(outcomes):>{wk}}/{len(queue)}] {assignment:<{wa}}  "
+                      f"{student:<{ws}}  {text}  ({seconds:.1f} s)")
 
-        jobs = self._jobs()
-        self._judge_pending = sorted({a for a, _ in queue})
-        if jobs <= 1:
-            for assignment, student in queue:
-                start = time.monotonic()
-                outcome = self.grade_one(status, records, assignment, student)
-                report(assignment, student, outcome, time.monotonic() - start)
-        else:
-            self._grade_parallel(status, records, queue, jobs, report)
+        todo = []
+        for assignment, student in queue:
+            outcome, here = self._check(status, records, assignment, student)
+            if outcome is None:
+                todo.append((assignment, student, here))
+            else:
+                report(assignment, student, outcome, 0.0)
+        if todo:
+            jobs = self._jobs(len(todo))
+            self._say(f"autograde: grading {len(todo)} submission(s) " + (
+                "in this process" if jobs <= 1 else f"in {jobs} worker processes"))
+            settings = self._run_settings(todo, jobs)
+            if jobs <= 1:
+                for assignment, student, here in todo:
+                    start = time.monotonic()
+                    outcome = self.grade_one(status, assignment, student, here)
+                    report(assignment, student, outcome, time.monotonic() - start)
+            else:
+                self._grade_parallel(status, todo, jobs, settings, report)
         failed = [(a, s, why) for a, s, st, _, why, _ in outcomes if st == FAILED]
         absent = self._report_absent(assignments, {(a, s) for a, s in queue})
         for line in console.table(outcomes, absent, time.monotonic() - started):
@@ -172,18 +205,15 @@ class AutogradeEach(NbGrader):
             finally:
                 self._out = sys.stdout
 
-    def grade_one(self, status, records, assignment, student) -> tuple[str, str, str]:
-        """Grade one submission; returns (status, what to print, reason)."""
-        outcome, here = self._prepare(status, records, assignment, student)
-        if outcome is not None:
-            return outcome
-        self._fix_judge(1)
+    def grade_one(self, status, assignment, student, here) -> tuple[str, str, str]:
+        """Grade one submission in this process; returns (status, what to print, reason)."""
+        status.record(self.coursedir.root, assignment, student, GRADING, "", here.timestamp)
         result = self.autograde(assignment, student)
         return self._outcome(status, assignment, student, here, result)
 
-    def _prepare(self, status, records, assignment, student):
-        """(outcome, None) when nothing needs grading, else (None, submission) once marked
-        ``grading`` in the status file."""
+    def _check(self, status, records, assignment, student):
+        """``(outcome, None)`` when the submission needs no grading (missing: recorded so; or
+        graded or failed, and unchanged since), else ``(None, submission)``."""
         root = self.coursedir.root
         here = inspect_submission(self.coursedir, assignment, student, self._notebooks[assignment])
         if here.state == MISSING:
@@ -195,7 +225,6 @@ class AutogradeEach(NbGrader):
                     self.coursedir, assignment, student, here.notebooks)))):
             return (rec.status, f"{rec.status} earlier, unchanged: {rec.reason}"
                     if rec.status != GRADED else "graded earlier, unchanged", rec.reason), None
-        status.record(root, assignment, student, GRADING, "", here.timestamp)
         return None, here
 
     def _outcome(self, status, assignment, student, here, result) -> tuple[str, str, str]:
@@ -217,43 +246,42 @@ class AutogradeEach(NbGrader):
             converter = Autograde(coursedir=self.coursedir, parent=self)
             converter.force = True
             converter.create_student = True
-            return capture_log(converter)
+            try:
+                return capture_log(converter)
+            finally:
+                ahead.cancel_pending()     # a judge started ahead of a kernel that failed
 
     # ---- parallel grading ------------------------------------------------------------------
-    def _jobs(self) -> int:
-        return self.jobs if self.jobs > 0 else (os.cpu_count() or 1)
+    def _jobs(self, pending: int) -> int:
+        """Processes grading at once: ``--jobs``, or one per ``per_worker`` submissions up to one
+        per core; 1 grades in this process."""
+        if self.jobs > 0:
+            return self.jobs
+        return max(1, min(os.cpu_count() or 1, pending // max(1, self.per_worker)))
 
-    def _grade_parallel(self, status, records, queue, jobs, report) -> None:
+    def _grade_parallel(self, status, todo, jobs, settings, report) -> None:
         """Grade whole submissions in ``jobs`` worker processes, each a long-lived copy of this
-        app (nbgrader's start-up paid once per worker, not per student). This process alone
-        writes the status file; the workers write the gradebook (SQLite serialises them, and a
-        submission that met a locked database is graded again)."""
+        app (`grading.grade_submission`; nbgrader's start-up paid once per worker, not per
+        student). This process alone writes the status file; the workers write the gradebook
+        (SQLite serialises them, and a submission that met a locked database is graded again)."""
         import concurrent.futures as cf
         import multiprocessing
 
-        todo = list(queue)
-        log_path = os.path.join(self.coursedir.root, self.log_name)
-        argv = list(getattr(self, "argv", []) or [])
-        pool = None
+        todo = list(todo)
+        course = os.getcwd()
+        pool = cf.ProcessPoolExecutor(max_workers=jobs, initializer=grading.worker_init,
+                                      mp_context=multiprocessing.get_context("spawn"))
         running = {}
 
         def submit_next():
             """Queue submissions until ``jobs`` are being graded; only those are marked
             ``grading``, so a run killed half-way leaves at most ``jobs`` unfinished."""
-            nonlocal pool
             while todo and len(running) < jobs:
-                assignment, student = todo.pop(0)
-                outcome, here = self._prepare(status, records, assignment, student)
-                if outcome is not None:
-                    report(assignment, student, outcome, 0.0)
-                    continue
-                if pool is None:
-                    self._fix_judge(jobs)
-                    pool = cf.ProcessPoolExecutor(
-                        max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
-                        initializer=_worker_init,
-                        initargs=(os.getcwd(), argv, log_path, self._judge_overrides))
-                fut = pool.submit(_worker_grade, assignment, student)
+                assignment, student, here = todo.pop(0)
+                status.record(self.coursedir.root, assignment, student, GRADING, "",
+                              here.timestamp)
+                fut = pool.submit(grading.grade_submission, course, assignment, student,
+                                  settings)
                 running[fut] = (assignment, student, here, time.monotonic())
 
         try:
@@ -273,33 +301,28 @@ class AutogradeEach(NbGrader):
         except BaseException:
             # Ctrl-C (or a KeyboardInterrupt a worker reported): students being graded stay
             # "grading" and are graded again by the next run.
-            if pool is not None:
-                for proc in list((getattr(pool, "_processes", None) or {}).values()):
-                    with contextlib.suppress(Exception):
-                        proc.terminate()
-                pool.shutdown(wait=False, cancel_futures=True)
+            for proc in list((getattr(pool, "_processes", None) or {}).values()):
+                with contextlib.suppress(Exception):
+                    proc.terminate()
+            pool.shutdown(wait=False, cancel_futures=True)
             raise
-        if pool is not None:
-            pool.shutdown(wait=True)
+        pool.shutdown(wait=True)
 
     # ---- one seed and a warm compilation cache per run ----------------------------------------
-    _judge_overrides: dict = {}
-    _judge_pending: list = []
-
-    def _fix_judge(self, jobs) -> None:
-        """One secret seed for this run's hidden cases, and a cache warmed on it if possible;
-        done before the first submission that needs grading (a run that grades none skips it)."""
-        assignments, self._judge_pending = self._judge_pending, []
+    def _run_settings(self, todo, jobs) -> grading.RunSettings:
+        """One secret seed for this run's hidden cases, and a cache warmed on it where that
+        pays; this process is configured with them, and the workers get them."""
         judge = JudgeExercises(parent=self)
-        if not (assignments and judge.enabled):
-            return
-        fixed = {"seed": judge.seed if judge.seed >= 0 else secrets.randbelow(2 ** 63)}
-        cache = self._warm_cache(judge, assignments, fixed["seed"], jobs) \
-            if self.warm_judge else None
-        if cache:
-            fixed["compile_cache"] = cache
-        self._judge_overrides = {"JudgeExercises": fixed}
-        self.update_config(Config(self._judge_overrides))
+        seed = judge.seed if judge.seed >= 0 else secrets.randbelow(2 ** 63)
+        per_assignment = collections.Counter(a for a, _, _ in todo)
+        skip = no_warm_up(judge.enabled, self.warm_judge, per_assignment, self.warm_min)
+        if skip:
+            self._say(f"autograde: no warm-up: {skip}")
+        cache = "" if skip else self._warm_cache(judge, sorted(per_assignment), seed, jobs) or ""
+        settings = grading.RunSettings(tuple(getattr(self, "argv", []) or []), seed, cache,
+                                       os.path.join(self.coursedir.root, self.log_name))
+        self.update_config(Config(settings.overrides()))
+        return settings
 
     def _warm_cache(self, judge, assignments, seed, jobs) -> str | None:
         """Judge the instructor's solutions on the run's cases, filling a fresh cache."""
@@ -410,6 +433,19 @@ class AutogradeEach(NbGrader):
             handler.close()
 
 
+def no_warm_up(judging: bool, wanted: bool, per_assignment: dict, least: int) -> str | None:
+    """Why this run has no warm-up, or None when it has one: it cannot pay unless some
+    assignment has ``least`` submissions to grade (its children then share the cache)."""
+    if not judging:
+        return "the judge is off"
+    if not wanted:
+        return "--no-warm"
+    if max(per_assignment.values(), default=0) < least:
+        return (f"no assignment has {least} submissions to grade (AutogradeEach.warm_min), "
+                "too few for it to pay")
+    return None
+
+
 def failure_reason(result: dict) -> str:
     """Why nbgrader's autograde of one submission failed, read from its log and traceback."""
     text = "\n".join(result.get(k) or "" for k in ("log", "error"))
@@ -425,46 +461,3 @@ def failure_reason(result: dict) -> str:
     errors = [line for line in text.splitlines() if line.strip() and
               not line.startswith(("[INFO]", "[WARNING]", "[DEBUG]"))]
     return "autograde error: " + (errors[-1].strip()[:200] if errors else "unknown (see the log)")
-
-
-# ---- the worker processes of a parallel run ------------------------------------------------
-_WORKER = None
-
-
-def _worker_init(cwd: str, argv: list[str], log_path: str, overrides: dict) -> None:
-    """One worker: this app, configured as the parent was (same folder, same options, the same
-    hidden-case seed and compilation cache)."""
-    global _WORKER
-    import signal
-    signal.signal(signal.SIGINT, signal.SIG_IGN)   # Ctrl-C is the parent's to handle
-    os.chdir(cwd)
-    app = AutogradeEach.instance()
-    app.initialize(argv)
-    app.update_config(Config(overrides))
-    # Kernels over ZeroMQ ipc pick their socket files by probing KernelManager.ip-1, -2, ...;
-    # workers starting kernels at once would pick the same ones. Each worker gets its own prefix.
-    km = app.config.get("KernelManager", {})
-    if km.get("transport") == "ipc" and km.get("ip"):
-        app.config.KernelManager.ip = f"{km['ip']}-w{os.getpid()}"
-    app._quiet_console()
-    handler = logging.FileHandler(log_path, mode="a")
-    handler.setFormatter(logging.Formatter(
-        f"%(asctime)s [%(levelname)s] [worker {os.getpid()}] %(message)s"))
-    handler.setLevel(logging.INFO)
-    app.log.addHandler(handler)
-    if isinstance(app.log_level, int) and app.log_level > logging.INFO:
-        app.log.setLevel(logging.INFO)
-    logging.captureWarnings(True)
-    logging.getLogger("py.warnings").addHandler(handler)
-    logging.getLogger("py.warnings").propagate = False
-    _WORKER = app
-
-
-def _worker_grade(assignment: str, student: str, tries: int = 3) -> dict:
-    for attempt in range(tries):
-        result = _WORKER.autograde(assignment, student)
-        text = (result.get("log") or "") + (result.get("error") or "")
-        if result["success"] or "database is locked" not in text or attempt == tries - 1:
-            return result
-        time.sleep(0.5 * (attempt + 1))
-    return result

@@ -56,17 +56,9 @@ class JudgeExercises(NbGraderPreprocessor):
     def preprocess(self, nb, resources):
         if not self.enabled:
             return nb, resources
-        names = resources.get("nbgrader", {})
-        key = runner.case_key(names.get("assignment", ""), names.get("notebook", ""))
-        template = self.template(names)
-        rng = runner.cases_rng(self.seed, key)
-        use_bwrap = self.use_bwrap()
-        # Only a box can mount the cache read-only; unboxed, a student could overwrite entries.
-        cache = sandbox.CompileCache(self.compile_cache) if self.compile_cache and use_bwrap \
-            else None
-        template = template or runner.Template.of_notebook(nb)   # judged on its own: trusted
-        verdicts = runner.judge(nb, self.limits(), use_bwrap, rng, cache, template=template,
-                                budget=sandbox.Budget(self.budget_seconds))
+        ahead = resources.get("inside_vmap", {}).pop("judging", None)   # ahead.JudgeAhead's
+        template, verdicts = ahead.result() if ahead is not None else self.judge(
+            nb, resources.get("nbgrader", {}), self.template(resources.get("nbgrader", {})))
         for cell in nb.cells:
             grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
             if grade_id in verdicts:
@@ -77,6 +69,20 @@ class JudgeExercises(NbGraderPreprocessor):
         resources.setdefault("inside_vmap", {})["verdicts"] = {
             g: r.to_dict() for g, r in verdicts.items()}
         return nb, resources
+
+    def judge(self, nb, names, template, budget=None):
+        """``(template, {grade_id: Result})``: ``nb``'s graded exercises judged on the cases of
+        its assignment and name under the seed, by ``template`` (the notebook's own if None)."""
+        key = runner.case_key(names.get("assignment", ""), names.get("notebook", ""))
+        use_bwrap = self.use_bwrap()
+        # Only a box can mount the cache read-only; unboxed, a student could overwrite entries.
+        cache = sandbox.CompileCache(self.compile_cache) if self.compile_cache and use_bwrap \
+            else None
+        template = template or runner.Template.of_notebook(nb)   # judged on its own: trusted
+        verdicts = runner.judge(nb, self.limits(), use_bwrap, runner.cases_rng(self.seed, key),
+                                cache, template=template,
+                                budget=budget or sandbox.Budget(self.budget_seconds))
+        return template, verdicts
 
     def template(self, names) -> runner.Template | None:
         """The gradebook's record of the released notebook: which cells are set-up, answers and

@@ -54,15 +54,30 @@ class Limits:
 
 class Budget:
     """Wall-clock seconds all the judge children of one submission may take together: the
-    first child and every per-exercise retry after it. Spent, the rest are not started."""
+    first child and every per-exercise retry after it. Spent, the rest are not started.
+    Cancelled (the submission failed while its judge ran ahead, see ``ahead.py``), the child
+    running is killed and no other starts."""
 
     DEFAULT_S = 300.0
 
     def __init__(self, seconds: float = DEFAULT_S):
         self.seconds, self.used = float(seconds), 0.0
+        self.cancelled, self._stop = False, None
 
     def left(self) -> float:
-        return self.seconds - self.used
+        return 0.0 if self.cancelled else self.seconds - self.used
+
+    def cancel(self) -> None:
+        self.cancelled = True
+        stop = self._stop
+        if stop is not None:
+            stop()
+
+    def running(self, stop) -> None:
+        """``stop`` kills the child now running (``None``: none runs); called by `run_argv`."""
+        self._stop = stop
+        if stop is not None and self.cancelled:   # cancelled while it was being started
+            stop()
 
     def cap(self, limits: Limits) -> Limits:
         return replace(limits, wall_s=min(limits.wall_s, max(self.left(), 0.0)))
@@ -257,12 +272,27 @@ def run_argv(argv: list[str], stdin: str, limits: Limits = Limits(),
             raise
         finally:
             os.close(answer_w)
+        if budget is not None:
+            budget.running(lambda: _stop(proc, group))
         ended = watch.Follow(proc, stdin.encode(), answer_r, limits, group).run()
     finally:
+        if budget is not None:
+            budget.running(None)
         if group is not None and not group.remove():
             warnings.warn(f"could not remove the judge's cgroup {group.dirs}", stacklevel=2)
         if budget is not None:
             budget.charge(time.monotonic() - start)
+    if budget is not None and budget.cancelled:
+        return Outcome(ended.answer, "cancelled: the submission failed meanwhile")
     if limits.wall_s < wanted.wall_s and (ended.failure or "").startswith("timed out"):
         return Outcome(ended.answer, budget.spent())
     return Outcome(ended.answer, ended.failure)
+
+
+def _stop(proc, group) -> None:
+    """Kill a box from another thread (its `watch.Follow` then finds it dead); never a pid
+    already reaped, which could have been reused."""
+    if proc.poll() is None:
+        watch.kill_tree(proc.pid)
+    if group is not None:
+        group.kill()

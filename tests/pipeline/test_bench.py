@@ -1,5 +1,6 @@
-"""`make bench` (grader/instructor/bench.py): its measuring code runs end to end on one student and
-prints what the README quotes. No timing is asserted here; timings come from `make bench`."""
+"""`make bench` (grader/instructor/bench.py): its measuring code runs end to end on one and two
+students and prints what the README quotes. No timing is asserted here; timings come from
+`make bench`."""
 import pytest
 
 from grader.instructor import bench
@@ -7,18 +8,31 @@ from grader.instructor import bench
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")]
 
 
-def test_bench_runs_on_one_student_and_ends_with_the_speedup(tmp_path):
+def test_bench_times_each_size_against_stock_and_ends_with_the_speedups(tmp_path):
     lines = []
-    report = bench.bench(1, 1, 2, str(tmp_path), echo=lines.append, verify=True)
+    report = bench.bench(2, 1, 0, str(tmp_path), echo=lines.append, verify=True, sizes=(1,))
     out = "\n".join(lines)
     assert bench.LAST_LINE.match(lines[-1]), out
-    assert report["speedup"] > 0
-    for label in ("(a) bare nbclient execution", "(b) stock nbgrader autograde",
-                  "(c) make autograde, --jobs 2", "judge child", "kernel start",
-                  "same feedback (grade-cell outputs, byte for byte): yes",
-                  "(c) --no-warm, no shared cache", "warm cache"):
+    assert lines[-1].startswith("speedup vs stock nbgrader: N=1 ") and ", N=2 " in lines[-1]
+    assert set(report["speedup"]) == {1, 2} and all(x > 0 for x in report["speedup"].values())
+    for label in ("stock nbgrader", "make autograde", "serial run (--jobs 1)",
+                  "N=1: same scores and, byte for byte, the same grade-cell outputs (feedback) "
+                  "as the serial run: yes", "without the warm-up (--no-warm)", "kernel start",
+                  "judge (01-the-rule-per-primitive.ipynb), warm cache", "load "):
         assert label in out, out
     assert report["identical_to_serial"], out
     # every visible check of every graded exercise was timed
     assert {"L1.check_spy", "L1.check_rowmax_rule"} <= set(report["checks"]), out
     assert len(report["checks"]) >= 10, out
+
+
+def test_a_run_differing_from_the_serial_one_is_found():
+    serial = {("score", "a", "s000", "g"): 1.0, ("outputs", "a", "s000", "g"): "ok",
+              ("score", "a", "s001", "g"): 1.0, ("outputs", "a", "s001", "g"): "ok"}
+    same = {("score", "a", s, "g"): 1.0 for s in ("s000", "s005")} | \
+        {("outputs", "a", s, "g"): "ok" for s in ("s000", "s005")}
+    assert bench.differences(same, serial) == []
+    changed = same | {("outputs", "a", "s005", "g"): "other"}
+    assert bench.differences(changed, serial) == [(("outputs", "a", "s005", "g"), "ok", "other")]
+    lost = {k: v for k, v in same.items() if k[2] != "s005" or k[0] != "score"}
+    assert bench.differences(lost, serial)[0][2] == "not graded"
