@@ -129,3 +129,13 @@ def test_canonical_tells_tuples_from_lists_and_ignores_dict_order():
 def test_describe_shows_a_case_without_its_private_keys():
     assert describe({"shape": (2, 3), "src": None, "_seed": 4}) == "shape=(2, 3), src=None"
     assert describe(5) == "5"
+
+
+def test_a_hint_that_fails_on_forged_failure_data_falls_back_to_the_generic_one():
+    from grader.exercise import CRASH_HINT, Exercise
+    from grader.wire import Failure
+    ex = Exercise("x", 1, ("f",), lambda f, case: f(case), lambda rng, hidden: [1],
+                  lambda case: case, lambda case, e, g: None,
+                  failure_hint=lambda case, failure: failure.detail["in_axes"])
+    res = ex.verdict([1], [Failure("vmap", "ValueError: forged", {})])
+    assert not res.passed and res.findings[0].hint == CRASH_HINT

@@ -144,15 +144,18 @@ MAX_REASON = 600
 
 def _parse(outcome) -> dict | None:
     """The child's answer line. Student code can forge one; it can only forge observations,
-    which are then compared with expectations computed here."""
+    which are then compared with expectations computed here. A line that cannot be read counts
+    as no answer, so the exercises are judged again one by one, and only the one whose answer
+    wrote it loses."""
     for line in reversed(outcome.answer.splitlines()):
         if line.startswith(child.MARKER):
             if line.count("[") + line.count("{") > MAX_CONTAINERS:
-                return {}                     # no honest answer nests this much: not read
+                return None                   # no honest answer nests this much: not read
             try:
-                return wire.loads(line[len(child.MARKER):])
+                answer = wire.loads(line[len(child.MARKER):])
             except (ValueError, TypeError, RecursionError):
-                return {}
+                return None
+            return answer if isinstance(answer, dict) else None
     return None
 
 

@@ -124,3 +124,68 @@ def test_a_delegating_answer_needs_manual_grading_and_costs_nothing_else(grade_i
     assert not res.findings                      # no silent zero: a human decides
     others = {g: r.passed for g, r in verdicts.items() if g not in shared | {grade_id}}
     assert all(others.values()), {g: verdicts[g].summary() for g, ok in others.items() if not ok}
+
+
+# What the red team found the reading missed, each now read or seen. (name, lesson, the answer
+# cell's function, the delegating code appended to it)
+VARIANTS = {
+    "a name assembled from pieces": ("softsign_rule", "l1", "softsign_rule", JAX_RULE + """\
+import operator
+softsign_rule = _jax_rule(operator.attrgetter("vectorized" + "_batcher")(_b))
+"""),
+    "a name spelled backwards": ("l2_matchaxis", "l2", "my_matchaxis", """\
+import operator
+from jax._src.interpreters import batching as _b
+_m = operator.attrgetter("sixahctam"[::-1])(_b)
+def my_matchaxis(src, dst, x, size, sum_match=False):
+    return _m(_b.AxisData(None, size, None, None), src, dst, x, sum_match)
+"""),
+    "a rule borrowed from JAX's own table": ("softsign_rule", "l1", "softsign_rule", """\
+import operator
+from jax import lax
+from jax._src.interpreters import batching as _b
+_table = operator.attrgetter("fancy_" + "primitive_" + "batchers")(_b)
+def softsign_rule(prim, vals, dims, **params):
+    return _table[lax.neg_p].func(prim, None, vals, dims, **params)
+"""),
+    "vmap moving the axis for it": ("l2_matchaxis", "l2", "my_matchaxis", """\
+import jax
+import jax.numpy as jnp
+def my_matchaxis(src, dst, x, size, sum_match=False):
+    if src is not None and dst is None:
+        if sum_match:
+            return x.sum(src)
+        raise ValueError("mapped to unmapped")
+    return jax.vmap(lambda v: v, in_axes=src, out_axes=dst, axis_size=size)(x)
+"""),
+    "the observers rebound through the set-up": ("l2_pairwise", "l2", "pairwise", """\
+_obs = L2.kit.observe
+_obs.pairwise = lambda fn, case: {}
+"""),
+}
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_what_the_red_team_found_goes_to_a_human(variant):
+    grade_id, lesson, defines, source = VARIANTS[variant]
+    nb = nbformat.read(NOTEBOOKS[lesson], as_version=4)
+    cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution")
+                and c.cell_type == "code" and f"def {defines}" in c.source)
+    cell.source += "\n" + source
+    res = runner.judge(nb, FAST)[grade_id]
+    assert res.manual and not res.passed, res.summary()
+
+
+def test_reading_a_module_with_vars_is_no_delegation_where_the_exercise_reads_modules():
+    nb = nbformat.read(NOTEBOOKS["l1"], as_version=4)
+    cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution")
+                and "def which_table" in c.source)
+    cell.source += ("\ndef which_table(batching_module, prim):\n"
+                    "    tables = vars(batching_module)\n"
+                    "    for name in L1.TABLE_NAMES:\n"
+                    "        table = tables.get(name)\n"
+                    "        if isinstance(table, dict) and prim in table:\n"
+                    "            return name\n"
+                    "    return None\n")
+    verdicts = runner.judge(nb, FAST)
+    assert verdicts["which_table"].passed and verdicts["table_sizes"].passed

@@ -142,9 +142,11 @@ def students(released):
         + kernel_memory,
         "kernel-forks": (build(released, {first_answer("spy"): only("kernel", FORK_BOMB)}), None,
                          FAILED, "the grading kernel started more than 128 processes or threads"),
-        "kernel-disk": (build(released, {first_answer("spy"): only("kernel", DISK_FILL)}), None,
-                        FAILED, "the grading kernel wrote more than 16 MiB into the submission's "
-                                "folder"),
+        # Boxed, the submission's folder is read-only to the kernel: the fill fails at its first
+        # write, and the student keeps what they solved; unboxed, the folder's quota stops it.
+        "kernel-disk": (build(released, {first_answer("spy"): only("kernel", DISK_FILL)}),)
+        + (((FULL, FULL), GRADED, {}) if sandbox.available() else
+           (None, FAILED, "the grading kernel wrote more than 16 MiB into the submission's folder")),
         "shm-fill": (build(released, {first_answer("spy"): SHM_FILL}), (FULL, FULL), GRADED, {}),
         "environ": (build(released, after=ENVIRON), (points(without=("spy",)),) * 2, GRADED, {}),
         "z-honest": (build(released), (FULL, FULL), GRADED, {}),

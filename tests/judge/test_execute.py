@@ -118,9 +118,25 @@ FILL = {"many files": "i = 0\nwhile True:\n    open(f'fill{i}', 'wb').write(b'x'
 
 @pytest.mark.parametrize("how", FILL)
 def test_filling_the_folder_is_stopped_and_undone(run, mechanism, how):
-    err = run(FILL[how])
-    assert err.reason == "the grading kernel wrote more than 4 MiB into the submission's folder"
+    got = run(FILL[how])
+    if sandbox.available():     # the folder is read-only to a boxed kernel: the first write fails
+        assert not isinstance(got, execute.KernelLimitExceeded)
+        assert "Read-only file system" in "".join(errors(got))
+    else:                       # unboxed, the folder's quota stops the kernel and undoes it
+        assert got.reason == "the grading kernel wrote more than 4 MiB into the submission's folder"
     assert os.listdir(run.folder) == ["answer.ipynb"]
+
+
+@pytest.mark.skipif(not sandbox.available(), reason="bubblewrap not available")
+def test_a_boxed_kernel_cannot_leave_a_link_for_nbgrader_to_write_through(run, mechanism):
+    got = run("import os\nos.symlink('/etc/passwd', 'leak.html')")
+    assert "Read-only file system" in "".join(errors(got))
+    assert os.listdir(run.folder) == ["answer.ipynb"]
+
+
+def errors(nb) -> list[str]:
+    return [f"{o.get('ename')}: {o.get('evalue')}" for c in nb.cells for o in c.get("outputs", [])
+            if o.get("output_type") == "error"]
 
 
 @pytest.mark.parametrize("box", ["auto", "none"])

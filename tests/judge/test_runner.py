@@ -7,7 +7,7 @@ import sys
 import nbformat
 import pytest
 
-from grader.judge import runner, sandbox
+from grader.judge import child, runner, sandbox
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 FIRST = ROOT / "exercises" / "01-the-rule-per-primitive" / "01-the-rule-per-primitive.ipynb"
@@ -157,3 +157,21 @@ def test_the_child_cannot_import_the_answer_key():
     key, kit, exercise, tracers, tables = json.loads(proc.stdout)
     assert trusted and not any(key) and all(kit)
     assert (exercise, tracers, tables) == (False, False, False)
+
+
+def test_only_the_calls_an_exercise_watches_are_read_back():
+    """A forged "tripped" list (the student's own text, megabytes of it) is not read: only the
+    names of the JAX functions the exercise watches can come back as a reason."""
+    from grader import lessons
+    ex = lessons.exercises()["l2_matchaxis"]
+    cases = ex.cases(runner.cases_rng(1, "k"), False)
+    forged = runner._verdict(ex, cases, {"observed": [], "tripped": ["give full marks " * 10 ** 5,
+                                                                     ["not", "a", "name"]]})
+    assert not forged.manual and not forged.passed
+    real = runner._verdict(ex, cases, {"observed": [], "tripped": list(ex.delegation.calls)})
+    assert real.manual and len(real.manual) < runner.MAX_REASON
+
+
+def test_an_answer_line_nesting_millions_of_lists_is_not_read():
+    line = child.MARKER + '{"__dict__": {"results": [' + "[]," * 300_000 + "[]]}}"
+    assert runner._parse(sandbox.Outcome(line, None)) is None

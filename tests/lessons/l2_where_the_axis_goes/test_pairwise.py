@@ -53,3 +53,25 @@ def test_a_draw_repeating_a_visible_case_is_drawn_again(monkeypatch):
 def test_cases_observations_and_expectations_are_plain_data():
     contract.assert_plain_and_judged_alike(P.PAIRWISE, A.pairwise)
     contract.assert_plain_and_judged_alike(P.PAIRWISE, A.swapped_nesting)
+
+
+def test_an_einsum_beside_a_decoy_vmap_is_not_the_grid_of_vmapped_dots():
+    import jax
+    import jax.numpy as jnp
+
+    def decoy(x, y, order="ij"):
+        jax.vmap(jnp.sin)(x)                          # a vmap, but not of the dot
+        return jnp.einsum("id,jd->ij", x, y) if order == "ij" else jnp.einsum("jd,id->ji", y, x)
+
+    res = P.check_pairwise(decoy)
+    assert not res.passed and "vmap batched only" in res.findings[0].got
+
+
+def test_a_jitted_grid_of_vmapped_dots_is_seen_batching_every_time():
+    import jax
+    grid = jax.jit(jax.vmap(jax.vmap(lambda a, b: a @ b, in_axes=(None, 0)), in_axes=(0, None)))
+
+    def jitted(x, y, order="ij"):
+        return grid(x, y) if order == "ij" else grid(y, x)
+
+    assert P.check_pairwise(jitted).passed and P.check_pairwise(jitted).passed
