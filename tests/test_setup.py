@@ -200,3 +200,53 @@ def test_make_lab_serves_the_course_on_loopback(serve):
     with socket.socket() as s:  # ...and a new server could take the port
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         s.bind(("127.0.0.1", lab.port))
+
+
+# ---- finding Python (tools/find-python) -----------------------------------------------------------
+
+def fake_named(folder, name, version):
+    """An executable NAME in FOLDER that reports VERSION and can 'import venv, ensurepip'."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    path.write_text(f"#!/bin/sh\necho {version}\n")
+    path.chmod(0o755)
+    return path
+
+
+def find_python(env, *args):
+    return run([ROOT / "tools/find-python", *args], env=env)
+
+
+def test_find_python_takes_the_one_named(tmp_path):
+    py = fake_named(tmp_path / "bin", "python3.12", "3.12.4")
+    out = find_python({"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}, str(py))
+    assert (out.returncode, out.stdout.strip()) == (0, str(py))
+
+
+def test_find_python_prefers_the_newest_on_path(tmp_path):
+    bin_ = tmp_path / "bin"
+    fake_named(bin_, "python3.12", "3.12.4")
+    newest = fake_named(bin_, "python3.13", "3.13.1")
+    fake_named(bin_, "python3", "3.11.7")
+    out = find_python({"PATH": f"{bin_}:/usr/bin:/bin", "HOME": str(tmp_path)})
+    assert (out.returncode, out.stdout.strip()) == (0, str(newest))
+
+
+def test_find_python_falls_back_to_pyenv_when_path_has_only_an_old_one(tmp_path):
+    bin_ = tmp_path / "bin"
+    fake_named(bin_, "python3", "3.11.7")
+    root = tmp_path / "pyenv"
+    fake_named(root / "versions" / "3.12.1" / "bin", "python3", "3.12.1")
+    newest = fake_named(root / "versions" / "3.13.0" / "bin", "python3", "3.13.0")
+    out = find_python({"PATH": f"{bin_}:/usr/bin:/bin", "HOME": str(tmp_path),
+                       "PYENV_ROOT": str(root)})
+    assert (out.returncode, out.stdout.strip()) == (0, str(newest))
+
+
+def test_find_python_says_in_one_line_what_to_install(tmp_path):
+    bin_ = tmp_path / "bin"
+    fake_named(bin_, "python3", "3.11.7")
+    out = find_python({"PATH": f"{bin_}:/usr/bin:/bin", "HOME": str(tmp_path),
+                       "PYENV_ROOT": str(tmp_path / "none")})
+    assert out.returncode == 1 and out.stdout.count("\n") == 1
+    assert "install Python 3.12 or 3.13" in out.stdout
