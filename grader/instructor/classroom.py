@@ -207,7 +207,7 @@ def set_term(paths: Paths, settings: dict) -> None:
             fh.write(f"c.{key} = {value!r}\n")
 
 
-def student_args(paths: Paths, student: str) -> list[str]:
+def student_args(student: str) -> list[str]:
     return [f"--student={student}"]
 
 
@@ -245,7 +245,7 @@ def submit_all(paths: Paths, students=CLASS, echo=None) -> None:
         for i, a in enumerate(names):
             if st.kind == NEVER or not (st.all_assignments or i == 0):
                 continue
-            nbgrader(["fetch_assignment", a] + student_args(paths, st.id), home)
+            nbgrader(["fetch_assignment", a] + student_args(st.id), home)
             for name in source_notebooks(paths.exercises, a):
                 path = os.path.join(home, a, name)
                 released = nbformat.read(path, as_version=4)
@@ -259,7 +259,7 @@ def submit_all(paths: Paths, students=CLASS, echo=None) -> None:
                         data = fh.read()
                     with open(path, "wb") as fh:
                         fh.write(data[: len(data) // 2])
-            nbgrader(["submit", a] + student_args(paths, st.id), home)
+            nbgrader(["submit", a] + student_args(st.id), home)
         if echo:
             handed_in = [] if st.kind == NEVER else names if st.all_assignments else names[:1]
             echo(f"  {st.id} ({st.kind}): submitted {', '.join(handed_in) or 'nothing'}")
@@ -289,7 +289,7 @@ def feedback(paths: Paths, students=CLASS, echo=None) -> None:
         nbgrader(["release_feedback", a], paths.course, echo=echo)
         for st in students:
             if os.path.isdir(os.path.join(paths.home(st.id), a)):
-                nbgrader(["fetch_feedback", a] + student_args(paths, st.id), paths.home(st.id))
+                nbgrader(["fetch_feedback", a] + student_args(st.id), paths.home(st.id))
 
 
 def export(paths: Paths, echo=None) -> list[dict]:

@@ -2,11 +2,10 @@
 shows hidden tests verbatim in the feedback, #917)."""
 from __future__ import annotations
 
-import re
-
 from nbgrader.preprocessors import ClearHiddenTests, GetGrades
 from traitlets import List, Unicode
 
+from ..core.text import strip_ansi
 
 class ClearHiddenTestsInFeedback(ClearHiddenTests):
     """Feedback preprocessor: hidden-test regions leave the grade cells' source, and any output
@@ -47,14 +46,9 @@ class ClearHiddenTestsInFeedback(ClearHiddenTests):
             if isinstance(value, str) and mime.startswith("text/"):
                 output["data"][mime] = clean(value)
 
-
-_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
-
-
 def _plain(line: str) -> str:
     """A line without ANSI colour codes (IPython colours tracebacks token by token)."""
-    return _ANSI.sub("", line)
-
+    return strip_ansi(line)
 
 def _removed_lines(before: str, after: str) -> list[str]:
     kept = {line.strip() for line in after.split("\n")}
