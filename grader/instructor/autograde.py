@@ -80,6 +80,7 @@ flags["no-warm"] = ({"AutogradeEach": {"warm_judge": False}},
                     "Do not judge the instructor's solutions first (no shared compilation cache).")
 aliases = dict(nbgrader_aliases)
 aliases["jobs"] = "AutogradeEach.jobs"
+aliases["scheduler"] = "AutogradeEach.scheduler"     # grading on a Dask cluster
 
 
 class AutogradeEach(NbGrader):
@@ -106,6 +107,10 @@ class AutogradeEach(NbGrader):
                            "submissions to grade: it costs about one uncached judge child per "
                            "notebook and saves part of every later one's compiling, so it "
                            "cannot pay for one or two.").tag(config=True)
+    scheduler = Unicode("", help="A Dask scheduler's address (tcp://HOST:8786): grade every "
+                        "submission as one task on its workers (grader.instructor.distributed; "
+                        "needs a PostgreSQL gradebook unless every worker is on this host). "
+                        "Empty: grade on this machine.").tag(config=True)
     _out = None                         # where this run's own lines go (see _terminal_to_log)
     log_name = Unicode("autograde.log", help="Where the full nbgrader log of every run is "
                        "appended, relative to CourseDirectory.root.").tag(config=True)
@@ -172,7 +177,10 @@ class AutogradeEach(NbGrader):
                 todo.append((assignment, student, here))
             else:
                 report(assignment, student, outcome, 0.0)
-        if todo:
+        if todo and self.scheduler:   # one Dask task per submission, results recorded here
+            from . import distributed
+            distributed.grade_on_cluster(self, status, todo, report)
+        elif todo:
             jobs = self._jobs(len(todo))
             self._say(f"autograde: grading {len(todo)} submission(s) " + (
                 "in this process" if jobs <= 1 else f"in {jobs} worker processes"))

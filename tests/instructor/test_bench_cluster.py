@@ -1,0 +1,22 @@
+"""`make bench`'s distributed column (grader/instructor/bench_cluster.py) end to end on one
+student: a fresh `dask scheduler` and worker, the run timed from its own closing line, its
+scores and feedback compared with a local run's. No timing is asserted."""
+import secrets
+
+import pytest
+
+from grader.instructor import bench, bench_cluster
+
+pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")]
+
+
+def test_one_worker_s_throughput_is_measured_on_a_class_graded_as_locally(tmp_path):
+    paths = bench.build(str(tmp_path / "class"), 1)
+    seed = secrets.randbelow(2 ** 63)
+    bench.run_course(paths, 1, seed)
+    local = bench.results(paths)
+    lines = []
+    found = bench_cluster.measure(paths, seed, local, counts=(1,), echo=lines.append)
+    assert set(found) == {1} and found[1]["submissions"] == 2, lines
+    assert found[1]["same"] and found[1]["per_minute"] > 0 and found[1]["setup_s"] >= 0, lines
+    assert lines[0].startswith("bench: 1 Dask worker(s): 2 submissions graded in "), lines
