@@ -115,6 +115,13 @@ FILE ?=
 ID_COLUMN ?=
 FORMAT ?= long
 SIM ?= $(BUILD)/class
+# Grading on a Dask cluster (README, "Grading on a cluster"): `make scheduler` on one host, `make workers
+# SCHEDULER=tcp://HOST:8786` on every grading host (WORKERS processes of one thread each, default one per core), then
+# `make autograde SCHEDULER=tcp://HOST:8786` hands every submission to them (grader/instructor/distributed.py).
+SCHEDULER ?=
+WORKERS ?= $(shell nproc 2>/dev/null || echo 1)
+DASK_PORT ?= 8786
+DASHBOARD_PORT ?= 8787
 INSTRUCTOR = cd $(COURSE) && export $(CPU_ENV) PATH="$(CURDIR)/$(VENV)/bin:$$PATH"
 # $(call assignments-in,GLOB): names of the folders GLOB/NAME holding a notebook (or just ASSIGNMENT when given)
 assignments-in = $(if $(ASSIGNMENT),$(ASSIGNMENT),$(sort $(notdir $(patsubst %/,%,$(dir $(wildcard $(1)/*/*.ipynb))))))
@@ -147,7 +154,17 @@ collect: setup ## collect the submissions of every released assignment from the 
 	done
 
 autograde: setup ## autograde every collected submission, a line each, then a table of statuses (re-runs skip done ones)
-	$(INSTRUCTOR) && "$(CURDIR)/$(VENV)/bin/python" -m grader.instructor autograde $(ASSIGNMENT) $(NBGRADER_ARGS)
+	$(INSTRUCTOR) && "$(CURDIR)/$(VENV)/bin/python" -m grader.instructor autograde $(ASSIGNMENT) \
+	    $(if $(SCHEDULER),--scheduler=$(SCHEDULER)) $(NBGRADER_ARGS)
+
+.PHONY: scheduler workers
+scheduler: setup ## start a Dask scheduler here for make workers / make autograde SCHEDULER=tcp://THIS-HOST:8786
+	$(CPU_ENV) exec $(VENV)/bin/dask scheduler --port $(DASK_PORT) --dashboard-address :$(DASHBOARD_PORT)
+
+workers: setup ## start WORKERS Dask grading workers here (default one per core) for SCHEDULER=tcp://HOST:8786
+	$(if $(SCHEDULER),,$(error inside-vmap: say which scheduler: make workers SCHEDULER=tcp://HOST:8786))
+	$(CPU_ENV) PATH="$(CURDIR)/$(VENV)/bin:$$PATH" exec $(VENV)/bin/dask worker $(SCHEDULER) \
+	    --nworkers $(WORKERS) --nthreads 1
 
 feedback: setup ## generate and release feedback for every autograded submission (nbgrader generate/release_feedback)
 	$(INSTRUCTOR) && for a in $(call assignments-in,$(COURSE)/autograded/*); do \

@@ -65,6 +65,8 @@ def grade_on_cluster(app, status, todo, report) -> None:
     except ClusterError as err:
         app._say(f"autograde: {err}")
         raise
+    except KeyboardInterrupt:   # said in one line (_grade); 130: what a shell reports for Ctrl-C
+        raise SystemExit(130) from None
 
 
 def _grade_on_cluster(app, status, todo, report, conf) -> None:
@@ -214,8 +216,8 @@ def _grade(client, app, status, todo, run: Run, report, conf) -> float:
         client.cancel(list(running), force=True)
         if isinstance(err, KeyboardInterrupt):
             app._say(f"autograde: stopped: {len(running)} submission(s) handed out were "
-                     f"cancelled (one already running finishes on its worker, unrecorded) and "
-                     f"{len(pending)} not handed out; the next run grades them")
+                     f"cancelled (any already being graded finishes on its worker, unrecorded) "
+                     f"and {len(pending)} not handed out; the next run grades them")
         raise
     progress.clear()
     return time.monotonic() - started
