@@ -1,4 +1,4 @@
-"""``python -m grader.instructor.bench [--n 20] [--sizes 1,8] [--repeat 1] [--jobs 0] [--keep DIR]``
+"""``python -m grader.instructor.bench [--n 20] [--sizes 1,8] [--repeat 1] [--jobs 0] [--cluster 1,2] [--keep DIR]``
 
 How much faster the course grades than stock nbgrader, measured in one run on classes of fully
 solved submissions built from the real assignments (every student hands in every assignment):
@@ -13,9 +13,10 @@ size, on the same submissions and each ``--repeat`` times (median):
 
 Then: whether every run gave the scores and, byte for byte, the grade-cell outputs (the feedback)
 of a serial run (``--jobs 1``) on the same seed; the course once more without the warm compilation
-cache (every simulated student hands in the instructor's solutions, the cache's best case); where
-one submission's time goes; and how long each visible check takes a student (`bench_steps`). The
-load average is printed beside every timing. The last line is
+cache (every simulated student hands in the instructor's solutions, the cache's best case); the
+class on 1 and 2 Dask workers here (``--cluster``, `bench_cluster`); where one submission's time
+goes; and how long each visible check takes a student (`bench_steps`). The load average is
+printed beside every timing. The last line is
 ``speedup vs stock nbgrader: N=1 X.XX, N=8 X.XX, N=20 X.XX`` (stock's time over the course's).
 """
 from __future__ import annotations
@@ -203,7 +204,7 @@ def differences(run: dict, serial: dict) -> list[tuple]:
 
 # ---- the whole benchmark ----------------------------------------------------------------------
 def bench(n: int, repeat: int, jobs: int, work: str, echo=print, verify: bool = True,
-          checks: bool = True, sizes=(1, 8)) -> dict:
+          checks: bool = True, sizes=(1, 8), cluster=()) -> dict:
     sizes = sorted({s for s in sizes if 0 < s < n} | {n})
     echo(f"bench: building a class of {n} solved submissions in {work} (load {load()})")
     whole = build(os.path.join(work, "class"), n)
@@ -237,6 +238,9 @@ def bench(n: int, repeat: int, jobs: int, work: str, echo=print, verify: bool = 
              f"{stock / course:>9.2f}  {how[s]}")
     if verify:
         _verify(classes, seen, seed, sizes, jobs, report, echo)
+    if cluster:     # the distributed column: N Dask workers here (grader/instructor/bench_cluster.py)
+        from .bench_cluster import column
+        report["cluster"] = column(classes[n], seed, seen[n], cluster, echo)
     from .bench_steps import breakdown, check_latency
     echo(f"\nwhere one submission's time goes (each step measured on its own; load {load()}):")
     for what, sec in breakdown(classes[sizes[0]]):
@@ -286,11 +290,14 @@ def main(argv=None) -> int:
                         help="make autograde's --jobs (default 0: its own choice)")
     parser.add_argument("--keep", metavar="DIR", help="build in DIR and keep it")
     parser.add_argument("--no-verify", action="store_true", help="skip the serial comparison")
+    parser.add_argument("--cluster", default="1,2", help="Dask workers of the distributed column, "
+                        "comma-separated (default 1,2; empty: no column)")
     args = parser.parse_args(argv)
     sizes = [int(x) for x in args.sizes.split(",") if x.strip()]
     work = args.keep or tempfile.mkdtemp(prefix="inside-vmap-bench-")
     try:
-        bench(args.n, args.repeat, args.jobs, work, verify=not args.no_verify, sizes=sizes)
+        bench(args.n, args.repeat, args.jobs, work, verify=not args.no_verify, sizes=sizes,
+              cluster=[int(x) for x in args.cluster.split(",") if x.strip()])
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)

@@ -145,8 +145,15 @@ def measure(paths, seed: int, reference: dict, counts=(1, 2), echo=print) -> dic
     return found
 
 
-def column(found: dict, echo=print) -> None:
-    """The distributed column: throughput per cluster size, speedup per added worker."""
+def column(paths, seed: int, reference: dict, counts=(1, 2), echo=print) -> dict:
+    """Measure, then print the distributed column; the measurements (see `measure`)."""
+    found = measure(paths, seed, reference, counts, echo)
+    table(found, echo)
+    return found
+
+
+def table(found: dict, echo=print) -> None:
+    """Throughput per cluster size, and the speedup per added worker."""
     counts = sorted(found)
     echo(f"\nDask workers on this machine ({os.cpu_count()} cores; grading time, set-up apart):")
     echo(f"  {'workers':<9}{'submissions':>12}{'grading':>11}{'set-up':>10}{'per minute':>12}"

@@ -198,9 +198,9 @@ def test_the_progress_line_counts_and_projects(monkeypatch):
 
 def test_the_bench_column_gives_the_speedup_per_added_worker():
     lines = []
-    bench_cluster.column({1: {"submissions": 40, "grading_s": 160.0, "setup_s": 6.0,
-                              "per_minute": 15.0, "same": True},
-                          2: {"submissions": 40, "grading_s": 100.0, "setup_s": 6.0,
-                              "per_minute": 24.0, "same": True}}, echo=lines.append)
+    bench_cluster.table({1: {"submissions": 40, "grading_s": 160.0, "setup_s": 6.0,
+                             "per_minute": 15.0, "same": True},
+                         2: {"submissions": 40, "grading_s": 100.0, "setup_s": 6.0,
+                             "per_minute": 24.0, "same": True}}, echo=lines.append)
     assert lines[-1] == "  1 -> 2 workers: throughput x1.60 (x1.60 per added worker)"
     assert any(line.split()[:2] == ["2", "40"] and line.endswith("yes") for line in lines)
