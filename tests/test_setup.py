@@ -250,3 +250,14 @@ def test_find_python_says_in_one_line_what_to_install(tmp_path):
                        "PYENV_ROOT": str(tmp_path / "none")})
     assert out.returncode == 1 and out.stdout.count("\n") == 1
     assert "install Python 3.12 or 3.13" in out.stdout
+
+
+def test_test_modules_outside_packages_have_unique_names():
+    """pytest's default import mode imports a test folder without __init__.py by the file's bare name, so two
+    such files called alike stop the whole run at collection (CI once failed so)."""
+    seen = {}
+    for path in sorted((ROOT / "tests").rglob("test_*.py")):
+        if (path.parent / "__init__.py").exists():
+            continue
+        seen.setdefault(path.name, []).append(str(path.relative_to(ROOT)))
+    assert {n: p for n, p in seen.items() if len(p) > 1} == {}

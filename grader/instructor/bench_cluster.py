@@ -1,6 +1,6 @@
 """`make bench`'s distributed column: `make autograde SCHEDULER=...` on a cluster of 1, then 2
 Dask workers on this machine, each a fresh `dask scheduler` and `dask worker --nthreads 1`
-processes on loopback (`CliCluster`, also what tests/pipeline/test_distributed.py starts).
+processes on loopback (`CliCluster`, also what tests/pipeline/test_cluster.py starts).
 
 Each run's own closing line says how long its grading took from the first submission handed
 out to the last result, apart from its set-up (connecting, checking the workers, the warm-up,

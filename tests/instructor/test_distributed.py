@@ -1,6 +1,6 @@
 """Grading on a Dask cluster, the parts that need no cluster: which workers may grade a run and
 why not, what a task's end becomes in the status file, the warm cache a worker unpacks, the
-per-submission lock, the progress line. The cluster itself: tests/pipeline/test_distributed.py."""
+per-submission lock, the progress line. The cluster itself: tests/pipeline/test_cluster.py."""
 import hashlib
 import io
 import os
