@@ -9,16 +9,16 @@ This is nbgrader's own ``Autograde`` converter (what ``nbgrader autograde ASSIGN
   being graded and ``graded``/``failed``/``missing`` once done, so a run killed half-way leaves at
   most one student per worker unfinished, marked as such, and the next run grades them again;
 * ``--jobs N`` grades N submissions at once, each in a long-lived worker process
-  (`grading.grade_submission`, nbgrader's start-up paid once per worker); only this process
-  writes the status file, and only N students are ever marked ``grading`` at once; ``--jobs 1``
-  grades one after another in this process. The default sizes the pool to the run: one worker
-  per ``per_worker`` submissions to grade, up to one per core, and a run of fewer (a regrade,
-  one student) is graded here, where no worker's start-up is paid;
+  (`grader.instructor.pool`, `grading.grade_submission`: nbgrader's start-up paid once per
+  worker); only this process writes the status file, and only N students are ever marked
+  ``grading`` at once; ``--jobs 1`` grades one after another in this process. The default sizes
+  the pool to the run: one worker per ``per_worker`` submissions to grade, up to one per core,
+  and a run of fewer (a regrade, one student) is graded here, where no worker's start-up is paid;
 * every submission of a run is judged on the same hidden cases (a secret seed drawn per run),
   and before the first student the instructor's solutions are judged on them once, filling a
   compilation cache the students' judge children read, when some assignment has ``warm_min``
-  submissions to grade (``--no-warm`` skips it always); each judge's child starts beside its
-  kernel (`grader.judge.ahead`);
+  submissions to grade (``--no-warm`` skips it always; `grader.instructor.warmup`); each
+  judge's child starts beside its kernel (`grader.judge.ahead`);
 * re-running is idempotent: a submission already graded or failed, and unchanged since, is skipped
   (``--force`` grades everything again).
 
@@ -36,15 +36,11 @@ Options are nbgrader's (``--Execute.timeout=20``, ``--student=ID``, ``--course-d
 """
 from __future__ import annotations
 
-import collections
 import contextlib
 import glob
-import logging
 import os
 import re
-import secrets
 import sys
-import tempfile
 import time
 
 
@@ -63,15 +59,13 @@ from nbgrader.apps.baseapp import NbGrader, nbgrader_aliases, nbgrader_flags
 from nbgrader.converters import Autograde, BaseConverter
 from nbgrader.utils import capture_log, temp_attrs
 from traitlets import Bool, Int, Unicode, default
-from traitlets.config import Config
 
-from ..judge import ahead, runner, sandbox, warm
+from ..judge import ahead, sandbox
 from ..judge.execute import MARK as LIMIT_MARK
-from ..judge.preprocessor import JudgeExercises
 from ..nbgrader_plugins import (FAILED, GRADED, GRADING, KERNEL_DIED, MISSING, TIMED_OUT,
                                 UNREADABLE, GradingStatus, autograded_complete,
                                 inspect_submission)
-from . import console, grading
+from . import console, pool, warmup
 
 flags = dict(nbgrader_flags)
 flags["force"] = ({"AutogradeEach": {"force": True}},
@@ -184,14 +178,14 @@ class AutogradeEach(NbGrader):
             jobs = self._jobs(len(todo))
             self._say(f"autograde: grading {len(todo)} submission(s) " + (
                 "in this process" if jobs <= 1 else f"in {jobs} worker processes"))
-            settings = self._run_settings(todo, jobs)
+            settings = warmup.run_settings(self, todo, jobs)
             if jobs <= 1:
                 for assignment, student, here in todo:
                     start = time.monotonic()
                     outcome = self.grade_one(status, assignment, student, here)
                     report(assignment, student, outcome, time.monotonic() - start)
             else:
-                self._grade_parallel(status, todo, jobs, settings, report)
+                pool.grade_in_pool(self, status, todo, jobs, settings, report)
         failed = [(a, s, why) for a, s, st, _, why, _ in outcomes if st == FAILED]
         absent = self._report_absent(assignments, {(a, s) for a, s in queue})
         for line in console.table(outcomes, absent, time.monotonic() - started):
@@ -267,104 +261,6 @@ class AutogradeEach(NbGrader):
             return self.jobs
         return max(1, min(os.cpu_count() or 1, pending // max(1, self.per_worker)))
 
-    def _grade_parallel(self, status, todo, jobs, settings, report) -> None:
-        """Grade whole submissions in ``jobs`` worker processes, each a long-lived copy of this
-        app (`grading.grade_submission`; nbgrader's start-up paid once per worker, not per
-        student). This process alone writes the status file; the workers write the gradebook
-        (SQLite serialises them, and a submission that met a locked database is graded again)."""
-        import concurrent.futures as cf
-        import multiprocessing
-
-        todo = list(todo)
-        course = os.getcwd()
-        pool = cf.ProcessPoolExecutor(max_workers=jobs, initializer=grading.worker_init,
-                                      mp_context=multiprocessing.get_context("spawn"))
-        running = {}
-
-        def submit_next():
-            """Queue submissions until ``jobs`` are being graded; only those are marked
-            ``grading``, so a run killed half-way leaves at most ``jobs`` unfinished."""
-            while todo and len(running) < jobs:
-                assignment, student, here = todo.pop(0)
-                status.record(self.coursedir.root, assignment, student, GRADING, "",
-                              here.timestamp)
-                fut = pool.submit(grading.grade_submission, course, assignment, student,
-                                  settings)
-                running[fut] = (assignment, student, here, time.monotonic())
-
-        try:
-            submit_next()
-            while running:
-                finished, _ = cf.wait(list(running), return_when=cf.FIRST_COMPLETED)
-                for fut in finished:
-                    assignment, student, here, start = running.pop(fut)
-                    try:
-                        result = fut.result()
-                    except Exception as err:  # a worker that died fails its student only
-                        result = {"success": False, "log": "",
-                                  "error": f"{type(err).__name__}: {err}"}
-                    outcome = self._outcome(status, assignment, student, here, result)
-                    report(assignment, student, outcome, time.monotonic() - start)
-                submit_next()
-        except BaseException:
-            # Ctrl-C (or a KeyboardInterrupt a worker reported): students being graded stay
-            # "grading" and are graded again by the next run.
-            for proc in list((getattr(pool, "_processes", None) or {}).values()):
-                with contextlib.suppress(Exception):
-                    proc.terminate()
-            pool.shutdown(wait=False, cancel_futures=True)
-            raise
-        pool.shutdown(wait=True)
-
-    # ---- one seed and a warm compilation cache per run ----------------------------------------
-    def _run_settings(self, todo, jobs) -> grading.RunSettings:
-        """One secret seed for this run's hidden cases, and a cache warmed on it where that
-        pays; this process is configured with them, and the workers get them."""
-        judge = JudgeExercises(parent=self)
-        seed = judge.seed if judge.seed >= 0 else secrets.randbelow(2 ** 63)
-        per_assignment = collections.Counter(a for a, _, _ in todo)
-        skip = no_warm_up(judge.enabled, self.warm_judge, per_assignment, self.warm_min)
-        if skip:
-            self._say(f"autograde: no warm-up: {skip}")
-        cache = "" if skip else self._warm_cache(judge, sorted(per_assignment), seed, jobs) or ""
-        settings = grading.RunSettings(tuple(getattr(self, "argv", []) or []), seed, cache,
-                                       os.path.join(self.coursedir.root, self.log_name))
-        self.update_config(Config(settings.overrides()))
-        return settings
-
-    def _warm_cache(self, judge, assignments, seed, jobs) -> str | None:
-        """Judge the instructor's solutions on the run's cases, filling a fresh cache."""
-        sources = self._source_notebooks(assignments)
-        use_bwrap = judge.use_bwrap()
-        if not (sources and use_bwrap):   # unboxed children could overwrite a shared cache
-            self._say("autograde: no shared compilation cache (" + (
-                "no source notebooks" if not sources else "no sandbox to keep it read-only")
-                + ")")
-            return None
-        cache = self._scratch.enter_context(tempfile.TemporaryDirectory(
-            prefix="inside-vmap-judge-cache-", ignore_cleanup_errors=True))
-        start = time.monotonic()
-        found = warm.warm(sources, seed, cache, judge.limits(), use_bwrap, jobs)
-        self._say(f"autograde: judged the instructor's solutions on this run's hidden cases "
-                  f"({time.monotonic() - start:.1f} s)")
-        for w in found:
-            if w.error or w.failed:
-                self.log.error("warm-up: %s: %s", w.key, w.error or f"fails {w.failed}")
-                self._say(f"  WARNING {w.key}: " + (
-                    f"could not be judged: {w.error}" if w.error else
-                    f"the instructor's solution fails its hidden cases in {', '.join(w.failed)}"
-                    "; grades of these exercises may be wrong"))
-        return cache
-
-    def _source_notebooks(self, assignments) -> dict[str, str]:
-        """``{case key: path}`` of every source notebook of ``assignments``."""
-        found = {}
-        for a in assignments:
-            folder = self.coursedir.format_path(self.coursedir.source_directory, ".", a)
-            for path in sorted(glob.glob(os.path.join(folder, "*.ipynb"))):
-                found[runner.case_key(a, os.path.splitext(os.path.basename(path))[0])] = path
-        return found
-
     # ---- helpers ---------------------------------------------------------------------------
     def _assignments(self) -> list[str] | None:
         wanted = list(self.extra_args) or ([self.coursedir.assignment_id]
@@ -411,47 +307,10 @@ class AutogradeEach(NbGrader):
         return count
 
     def _quiet_console(self) -> None:
-        """nbgrader's INFO and spurious checksum warnings go to the log file, not the terminal."""
-        for handler in self.log.handlers:
-            if isinstance(handler, logging.StreamHandler) and \
-                    getattr(handler, "stream", None) in (sys.stderr, sys.stdout):
-                handler.setLevel(max(handler.level, logging.CRITICAL))
+        console.quiet_console(self.log)
 
-    @contextlib.contextmanager
     def _logfile(self, root: str):
-        """Everything nbgrader logs (and Python's warnings) goes to the log file for this run."""
-        handler = logging.FileHandler(os.path.join(root, self.log_name), mode="a")
-        handler.setFormatter(logging.Formatter("%(asctime)s [%(levelname)s] %(message)s"))
-        handler.stream.write(f"\n==== autograde started {time.strftime('%Y-%m-%d %H:%M:%S')}\n")
-        level = self.log_level
-        handler.setLevel(min(level if isinstance(level, int) else logging.getLevelName(level),
-                             logging.INFO))
-        warned = logging.getLogger("py.warnings")
-        self.log.addHandler(handler)
-        warned.addHandler(handler)
-        warned.propagate, propagated = False, warned.propagate
-        logging.captureWarnings(True)
-        try:
-            yield
-        finally:
-            logging.captureWarnings(False)
-            warned.propagate = propagated
-            warned.removeHandler(handler)
-            self.log.removeHandler(handler)
-            handler.close()
-
-
-def no_warm_up(judging: bool, wanted: bool, per_assignment: dict, least: int) -> str | None:
-    """Why this run has no warm-up, or None when it has one: it cannot pay unless some
-    assignment has ``least`` submissions to grade (its children then share the cache)."""
-    if not judging:
-        return "the judge is off"
-    if not wanted:
-        return "--no-warm"
-    if max(per_assignment.values(), default=0) < least:
-        return (f"no assignment has {least} submissions to grade (AutogradeEach.warm_min), "
-                "too few for it to pay")
-    return None
+        return console.log_to_file(self.log, os.path.join(root, self.log_name), self.log_level)
 
 
 def failure_reason(result: dict) -> str:

@@ -48,8 +48,8 @@ def breakdown(paths: C.Paths) -> list[tuple[str, float]]:
         found = [x for x in p.stdout.splitlines() if x.startswith("@@ ")]
         if p.returncode == 0 and found:
             start, imp, stop = map(float, found[-1].split()[1:])
-            out += [(f"kernel start ({name})", start), (f"import jax in it", imp),
-                    (f"kernel shutdown", stop)]
+            out += [(f"kernel start ({name})", start), ("import jax in it", imp),
+                    ("kernel shutdown", stop)]
         else:
             out.append((f"kernel {name}: could not time it ({p.stderr.strip()[-80:]})", 0.0))
     for path in submitted_notebooks(paths)[:len(C.assignments(paths.exercises))]:

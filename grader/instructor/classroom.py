@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import nbformat
 
 from .inprocess import CommandFailed, _Tee, nbgrader  # noqa: F401  (re-exported)
-from ..nbgrader_plugins import (BLANK, FAILED, GRADED, KERNEL_DIED, MISSING, NO_NOTEBOOK,
+from ..nbgrader_plugins import (FAILED, GRADED, KERNEL_DIED, MISSING, NO_NOTEBOOK,
                                 NOTHING_SUBMITTED, TIMED_OUT, UNCHANGED, UNREADABLE)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

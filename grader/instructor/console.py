@@ -8,8 +8,10 @@ from __future__ import annotations
 import collections
 import contextlib
 import io
+import logging
 import os
 import sys
+import time
 
 from nbgrader.api import Gradebook, MissingEntry
 
@@ -82,3 +84,34 @@ def terminal_to_log(log_path: str):
             os.close(fd)
         if direct:
             out.close()
+
+
+def quiet_console(log) -> None:
+    """nbgrader's INFO and spurious checksum warnings go to the log file, not the terminal."""
+    for handler in log.handlers:
+        if isinstance(handler, logging.StreamHandler) and \
+                getattr(handler, "stream", None) in (sys.stderr, sys.stdout):
+            handler.setLevel(max(handler.level, logging.CRITICAL))
+
+
+@contextlib.contextmanager
+def log_to_file(log, path: str, level):
+    """Everything nbgrader logs (and Python's warnings) goes to the log file for this run."""
+    handler = logging.FileHandler(path, mode="a")
+    handler.setFormatter(logging.Formatter("%(asctime)s [%(levelname)s] %(message)s"))
+    handler.stream.write(f"\n==== autograde started {time.strftime('%Y-%m-%d %H:%M:%S')}\n")
+    handler.setLevel(min(level if isinstance(level, int) else logging.getLevelName(level),
+                         logging.INFO))
+    warned = logging.getLogger("py.warnings")
+    log.addHandler(handler)
+    warned.addHandler(handler)
+    warned.propagate, propagated = False, warned.propagate
+    logging.captureWarnings(True)
+    try:
+        yield
+    finally:
+        logging.captureWarnings(False)
+        warned.propagate = propagated
+        warned.removeHandler(handler)
+        log.removeHandler(handler)
+        handler.close()

@@ -35,7 +35,7 @@ from traitlets.config import LoggingConfigurable
 
 from ..nbgrader_plugins import FAILED, GRADING
 from ..nbgrader_plugins.lock import is_postgres
-from . import grading
+from . import grading, warmup
 from .cluster_task import (TOKEN_FILE, JudgeCache, Run, WorkerUnfit, code_digest, describe,
                            grade_task, pack, probe, unfit)
 from .progress import Progress
@@ -78,7 +78,7 @@ def _grade_on_cluster(app, status, todo, report, conf) -> None:
         run = _checked(app, client, Run(course, token, app.coursedir.db_url,
                                         app.coursedir.course_id, grading.RunSettings(), (),
                                         code_digest()))
-        settings = app._run_settings(todo, app._jobs(len(todo)))     # the warm-up: here
+        settings = warmup.run_settings(app, todo, app._jobs(len(todo)))     # the warm-up: here
         run = dataclasses.replace(run, settings=settings,
                                   cache=_ship_cache(client, settings.compile_cache, token))
         app._say(f"autograde: grading {len(todo)} submission(s) on the Dask cluster at "

@@ -8,7 +8,8 @@ import sys
 import pytest
 
 from grader.instructor import grading
-from grader.instructor.autograde import AutogradeEach, no_warm_up
+from grader.instructor.autograde import AutogradeEach
+from grader.instructor.warmup import no_warm_up
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 CORES = os.cpu_count() or 1
