@@ -58,7 +58,7 @@ $(BUILD)/lock-gpu-$(CUDA).txt: requirements/lock.txt
 $(GPU_VENV)/.installed: $(BUILD)/lock-gpu-$(CUDA).txt pyproject.toml
 	@tools/make-venv "$(PYTHON)" $(GPU_VENV) $(BUILD)/lock-gpu-$(CUDA).txt
 
-setup: $(VENV)/.installed ## create .venv (JAX 0.10.2, JupyterLab, nbgrader, kernel inside-vmap) from requirements/lock.txt
+setup: $(VENV)/.installed ## create .venv (the newest JAX, JupyterLab, nbgrader, the python3 kernel) from requirements/lock.txt
 
 setup-old: $(OLD_VENV)/.installed ## create .venv-jax0438 (JAX 0.4.38) from requirements/lock-jax0438.txt
 
@@ -201,7 +201,7 @@ bench: setup ## time stock nbgrader and make autograde on N=1, 8 and N (default 
 	    --sizes $(SIZES) --repeat $(REPEAT)
 
 # ---- tests --------------------------------------------------------------------------------------------------------
-test: setup setup-old ## run everything: tests/ on JAX 0.10.2, core tests on JAX 0.4.38, strict nbval over lessons/
+test: setup setup-old ## run everything: tests/ on the locked newest JAX, core tests on JAX 0.4.38, strict nbval over lessons/
 	@mkdir -p $(BUILD); command -v bwrap >/dev/null 2>&1 || { echo "inside-vmap: installing Debian's bubblewrap (the \
 	judge's sandbox)"; { $(APT_GET) update -qq && $(APT_GET) install -y -qq bubblewrap; } >$(BUILD)/apt-bubblewrap.log \
 	2>&1 || true; }
