@@ -18,19 +18,31 @@ from ..exercise import Delegation
 # Calls that run code, or reach objects, by computed names or behind the code's back.
 HIDING_CALLS = frozenset({"exec", "eval", "compile", "__import__", "globals", "locals", "vars",
                           "breakpoint", "setattr", "delattr", "attrgetter", "methodcaller",
-                          "resolve_name", "import_module"})
+                          "resolve_name", "import_module", "setitem", "delitem"})
 DYNAMIC_ATTRS = frozenset({"getattr"})
 HIDING_ATTRS = frozenset({
     "__dict__", "__globals__", "__code__", "__closure__", "__builtins__", "__subclasses__",
     "__mro__", "__bases__", "__getattribute__", "__setattr__", "__delattr__", "__wrapped__",
     "__loader__", "__spec__", "__self__", "__func__", "f_globals", "f_locals", "f_back",
-    "gi_frame", "_getframe", "modules", "meta_path"})
+    "gi_frame", "_getframe", "modules", "meta_path", "__getattr__", "__setitem__", "__delitem__",
+    # the originals behind a wrapper: its closure, defaults and constants, read as data
+    "cell_contents", "getclosurevars", "nonlocals", "__kwdefaults__", "__defaults__",
+    "co_consts", "getmembers"})
+# What watches calls: the judge's child watches an answer with these, which must stay its own.
+TRACING_ATTRS = frozenset({"monitoring", "settrace", "setprofile", "settrace_all_threads",
+                           "setprofile_all_threads", "gettrace", "getprofile", "_current_frames",
+                           "addaudithook", "call_tracing"})
+# A partial's parts, taken from a lookup (JAX's rule tables hold partials of its own rules).
+PARTIAL_ATTRS = frozenset({"func", "keywords"})
+# Methods that change the dict or list they are called on.
+MUTATORS = frozenset({"update", "setdefault", "pop", "popitem", "clear"})
 # What an exercise about reading modules may use to read them.
 READING_MODULES = frozenset({"vars", "__dict__"})
 HIDING_MODULES = frozenset({"importlib", "ctypes", "gc", "inspect", "marshal", "pickle",
                             "builtins", "runpy", "code", "codeop", "dill", "cloudpickle",
-                            "pkgutil"})
+                            "pkgutil", "mock"})    # mock: changes code the answer does not own
 COURSE_PACKAGE = "grader"
+TOO_DEEP = "its code is nested too deeply to read (an expression or block thousands of levels deep)"
 
 
 def reasons(sources: list[str], rules: Delegation) -> list[str]:
@@ -41,7 +53,13 @@ def reasons(sources: list[str], rules: Delegation) -> list[str]:
             tree = ast.parse(source)
         except (SyntaxError, ValueError):   # ValueError: a null byte, on Python 3.11
             continue                      # it cannot run either; the judge reports that
-        for reason in _Reader(rules, _owned_names(tree)).read(tree):
+        except (RecursionError, MemoryError):   # the parser's own stack: too deep to parse
+            tree = None
+        try:
+            said = _Reader(rules, _owned_names(tree)).read(tree) if tree is not None else [TOO_DEEP]
+        except (RecursionError, MemoryError):   # an AST deeper than Python's recursion limit
+            said = [TOO_DEEP]
+        for reason in said:
             if reason not in found:
                 found.append(reason)
     return found
@@ -76,10 +94,29 @@ def _owned_names(tree) -> set[str]:
 
 
 def _root(expr) -> str | None:
-    """The name an attribute chain (``a.b[c].d``) starts from, or None for anything else."""
-    while isinstance(expr, (ast.Attribute, ast.Subscript)):
-        expr = expr.value
-    return expr.id if isinstance(expr, ast.Name) else None
+    """The name an attribute chain (``a.b[c].d``, ``getattr(a, "b")``) starts from, or None for
+    anything else (a call's result, a literal)."""
+    while True:
+        if isinstance(expr, (ast.Attribute, ast.Subscript)):
+            expr = expr.value
+        elif _is_getattr(expr) and expr.args:
+            expr = expr.args[0]               # what getattr reads is its object's
+        else:
+            return expr.id if isinstance(expr, ast.Name) else None
+
+
+def _is_getattr(expr) -> bool:
+    return (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name)
+            and expr.func.id in DYNAMIC_ATTRS)
+
+
+def _literal_name(call) -> str | None:
+    """The attribute a ``getattr(x, "name"[, default])`` call reads, or None when computed."""
+    name = call.args[1] if len(call.args) > 1 else None
+    if (isinstance(name, ast.Constant) and isinstance(name.value, str)
+            and not any(isinstance(a, ast.Starred) for a in call.args) and not call.keywords):
+        return name.value
+    return None
 
 
 class _Reader(ast.NodeVisitor):
@@ -92,6 +129,7 @@ class _Reader(ast.NodeVisitor):
         self.allowed = READING_MODULES if rules.dynamic else frozenset()
 
     def read(self, tree) -> list[str]:
+        self._plain = set()          # getattr nodes that are plain calls with a literal name
         self._docstrings = {id(n.body[0].value) for n in ast.walk(tree) if _is_docstring_owner(n)}
         self.visit(tree)
         return self.found
@@ -109,19 +147,27 @@ class _Reader(ast.NodeVisitor):
         if top == COURSE_PACKAGE:
             self._say(f"it imports the course's own package (`{module}`): answers use only what "
                       f"the exercise's set-up cell provides")
-        elif top in HIDING_MODULES:
-            self._say(f"it imports `{module}`, which can call code without naming it")
+        elif set(module.split(".")) & HIDING_MODULES:
+            self._say(f"it imports `{module}`, which can call code without naming it, or "
+                      f"change code it does not own")
+
+    def _not_owned(self, expr) -> bool:
+        """Someone else's object: rooted in an imported or set-up name, or a call's result."""
+        root = _root(expr)
+        return root is None or root not in self.owned
 
     def _check_target(self, target) -> None:
-        """``x.attr = ...`` (or del, or +=) on an object the cell does not own: a patch."""
-        if isinstance(target, ast.Attribute):
-            root = _root(target)
-            if root is not None and root not in self.owned:
-                self._say(f"it changes `{ast.unparse(target)}`, code it does not own (the "
-                          f"checks, the course or JAX)")
+        """``x.attr = ...`` or ``x[key] = ...`` (or del, or +=) on an object the cell does not
+        own (the set-up's modules, an import, whatever a call returned): a patch. The cell's
+        own dicts and lists are its to fill."""
+        if isinstance(target, (ast.Attribute, ast.Subscript)) and self._not_owned(target):
+            self._say(f"it changes `{_short(target)}`, code it does not own (the checks, the "
+                      f"course or JAX)")
         elif isinstance(target, (ast.Tuple, ast.List)):
             for item in target.elts:
                 self._check_target(item)
+        elif isinstance(target, ast.Starred):
+            self._check_target(target.value)
 
     def visit_Assign(self, node):
         for target in node.targets:
@@ -152,28 +198,56 @@ class _Reader(ast.NodeVisitor):
             self._check_name(alias.name, "imports")
             if alias.name in HIDING_CALLS:
                 self._say(f"it imports `{alias.name}`, which reaches code by a computed name")
+            elif alias.name in HIDING_MODULES:    # from unittest import mock
+                self._check_module(f"{node.module or ''}.{alias.name}")
+            elif alias.name in HIDING_ATTRS | TRACING_ATTRS:
+                self._say(f"it imports `{alias.name}`, which reaches objects behind the code's "
+                          f"back")
         self.generic_visit(node)
 
     def visit_Name(self, node):
         self._check_name(node.id, "uses")
         if (node.id in HIDING_CALLS or node.id == "__builtins__") and node.id not in self.allowed:
             self._say(f"it uses `{node.id}`, which runs or reaches code by a computed name")
+        elif (node.id in DYNAMIC_ATTRS and isinstance(node.ctx, ast.Load)
+              and id(node) not in self._plain and not self.rules.dynamic):
+            # Aliased, passed on or a default: whoever calls it may pass any name.
+            self._say(f"it uses `{node.id}` other than as a call with a written-out name, "
+                      f"which reaches attributes by computed names")
         self.generic_visit(node)
 
     def visit_Attribute(self, node):
         self._check_name(node.attr, "uses")
         if node.attr in HIDING_ATTRS and node.attr not in self.allowed:
             self._say(f"it reads `.{node.attr}`, which reaches objects behind the code's back")
-        elif node.attr in HIDING_CALLS:
+        elif node.attr in HIDING_CALLS or node.attr in DYNAMIC_ATTRS:
             self._say(f"it uses `.{node.attr}`, which reaches code by a computed name")
+        elif node.attr in HIDING_MODULES:
+            self._say(f"it reaches `{node.attr}` through another module (`.{node.attr}`), which "
+                      f"can call code without naming it")
+        elif node.attr in TRACING_ATTRS:
+            self._say(f"it uses `.{node.attr}`, which watches or changes how code is called "
+                      f"(the judge's own watching)")
+        elif node.attr in PARTIAL_ATTRS and isinstance(node.value, (ast.Subscript, ast.Call)):
+            self._say(f"it reads `.{node.attr}` of something it looked up, which reaches the "
+                      f"function behind a partial (as JAX's rule tables hold them)")
         self.generic_visit(node)
 
     def visit_Call(self, node):
         func = node.func
-        if isinstance(func, ast.Name) and func.id in DYNAMIC_ATTRS and not self.rules.dynamic:
-            name = node.args[1] if len(node.args) > 1 else None
-            if not (isinstance(name, ast.Constant) and isinstance(name.value, str)):
+        if _is_getattr(node):
+            name = _literal_name(node)
+            if name is not None:
+                self._plain.add(id(func))
+                if name in HIDING_MODULES | TRACING_ATTRS:
+                    self._say(f"it reads `{name}` with `{func.id}`, which reaches objects "
+                              f"behind the code's back")
+            elif not self.rules.dynamic:
                 self._say(f"it calls `{func.id}` with a computed attribute name")
+        elif (isinstance(func, ast.Attribute) and func.attr in MUTATORS
+              and self._not_owned(func.value) and not _is_settings(func.value)):
+            self._say(f"it changes `{_short(func.value)}` with `.{func.attr}()`, code it does "
+                      f"not own (the checks, the course or JAX)")
         self.generic_visit(node)
 
     def visit_Constant(self, node):
@@ -186,6 +260,17 @@ class _Reader(ast.NodeVisitor):
                 self._say(f"it names `{node.value.strip()}` in a string, which reaches objects "
                           f"behind the code's back")
         self.generic_visit(node)
+
+
+def _short(expr, most: int = 80) -> str:
+    text = ast.unparse(expr)
+    return text if len(text) <= most else text[:most - 3] + "..."
+
+
+def _is_settings(expr) -> bool:
+    """``jax.config`` and the like: an answer may choose its own settings
+    (``jax.config.update("jax_enable_x64", True)``); that changes no code."""
+    return isinstance(expr, ast.Attribute) and expr.attr == "config"
 
 
 def _is_docstring_owner(node) -> bool:

@@ -105,10 +105,12 @@ def plan(nb, template: Template, graded) -> Plan:
 
 
 def _defines(source: str) -> set[str]:
-    """Top-level names an answer cell defines (def, class, assignment); empty if it won't parse."""
+    """Top-level names an answer cell defines (def, class, assignment); empty if it won't parse.
+    A cell too deep for the parser costs only the exercises that own it (the reading sends
+    those to a human), never the notebook."""
     try:
         tree = ast.parse(source)
-    except SyntaxError:
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # ValueError: a null byte
         return set()
     names = set()
     for node in tree.body:

@@ -2,7 +2,8 @@
 import pytest
 
 from grader.exercise import Delegation
-from grader.judge.delegation import reasons
+from grader.judge import runner
+from grader.judge.delegation import TOO_DEEP, reasons
 
 MATCHAXIS = Delegation(names=("matchaxis",))
 HONEST = '''\
@@ -54,3 +55,98 @@ def test_code_that_does_not_parse_is_left_to_the_judge():
 
 def test_a_null_byte_is_left_to_the_judge_on_every_python():
     assert reasons(["x = 1\x00"], MATCHAXIS) == []
+
+
+SOFTSIGN = Delegation(names=("vectorized_batcher",))
+
+
+@pytest.mark.parametrize("source, words", [
+    # getattr as a value: whoever calls it may pass any name
+    ("_g = getattr\nt = _g(L1.batching, n)", "uses `getattr` other than"),
+    ("import functools\nt = functools.reduce(getattr, ['a', 'b'], L1)", "uses `getattr` other than"),
+    ("def f(m, g=getattr):\n    return g(m, 'x')", "uses `getattr` other than"),
+    ("t = getattr(*[L1.batching, 'x'])", "computed attribute name"),
+    ("t = [f(L1, 'x') for f in (getattr,)]", "uses `getattr` other than"),
+    ("import builtins\n", "`builtins`"),
+    ("t = L1.kit.getattr(L1, 'x')", "`.getattr`"),
+    # unittest.mock, however imported
+    ("from unittest import mock\nmock.patch.object(L1.kit, 'x', 1).start()", "`unittest.mock`"),
+    ("from unittest.mock import patch\n", "`unittest.mock`"),
+    ("import unittest.mock as m\n", "`unittest.mock`"),
+    ("import unittest\nunittest.mock.patch('a.b', 1).start()", "`mock`"),
+    ("import mock\n", "`mock`"),
+    # a hiding module reached through another module, or imported from one
+    ("i = L1.kit.observe._jax.inspect", "reaches `inspect` through another module"),
+    ("from jax._src import api_util\nm = api_util.inspect.getmembers(L1)", "`inspect`"),
+    ("from jax._src.api_util import inspect\n", "api_util.inspect`"),
+    ("x = getattr(L1.kit, 'gc')", "reads `gc` with `getattr`"),
+    ("import sys\nsys.monitoring.use_tool_id(3, 'me')", "`.monitoring`"),
+    ("import sys\nsys.settrace(None)", "`.settrace`"),
+    ("import sys\nsys.setprofile(None)", "`.setprofile`"),
+    ("import threading\nthreading.settrace(print)", "`.settrace`"),
+    ("from sys import monitoring\n", "`monitoring`"),
+    # a subscript store or del on what the cell does not own
+    ("L1.kit.observe.__dict__['f'] = 1", "changes `L1.kit.observe.__dict__['f']`"),
+    ("f(L1)['is_batch_tracer'] = lambda x: True", "changes `f(L1)['is_batch_tracer']`"),
+    ("from jax._src.interpreters import batching as b\nb.primitive_batchers[p] = r", "changes `b.primitive_batchers[p]`"),
+    ("t = L1.batching.primitive_batchers\nt[p] = r", "changes `t[p]`"),
+    ("t = getattr(L1.batching, 'primitive_batchers')\nt[p] = r", "changes `t[p]`"),
+    ("del L1.batching.primitive_batchers[p]", "changes `L1.batching.primitive_batchers[p]`"),
+    ("L1.table[k], x = 1, 2", "changes `L1.table[k]`"),
+    ("L1.batching.primitive_batchers.update({p: r})", "with `.update()`"),
+    ("L1.batching.primitive_batchers.pop(p)", "with `.pop()`"),
+    ("import operator\noperator.setitem(L1.t, k, v)", "`.setitem`"),
+    ("L1.t.__setitem__(k, v)", "`.__setitem__`"),
+    # the originals behind wrappers and partials
+    ("o = [c.cell_contents for c in f.__closure__]", "`.cell_contents`"),
+    ("o = f.__defaults__", "`.__defaults__`"),
+    ("o = f.__kwdefaults__", "`.__kwdefaults__`"),
+    ("o = f.__code__.co_consts", "`.__code__`"),
+    ("o = x.co_consts", "`.co_consts`"),
+    ("o = x.getclosurevars(f).nonlocals", "`.getclosurevars`"),
+    ("o = L1.batching.fancy_primitive_batchers[p].func", "`.func` of something it looked up"),
+    ("o = next(iter(L1.tables)).keywords", "`.keywords` of something it looked up"),
+])
+def test_each_way_of_hiding_or_patching_is_named(source, words):
+    found = reasons([source], SOFTSIGN)
+    assert any(words in r for r in found), found
+
+
+@pytest.mark.parametrize("source", [
+    "def f(x, names):\n    out = {}\n    for n in names:\n        out[n] = getattr(x, 'shape')\n    return out\n",
+    "report = []\ndef f(xs):\n    report[:] = [x.shape for x in xs]\n    del report[0]\n    return report\n",
+    "def rule(prim, vals, dims, **params):\n    params.pop('axes', None)\n    cache = {}\n    cache.update(params)\n    return prim.bind(*vals, **cache), dims[0]\n",
+    "import jax\njax.config.update('jax_enable_x64', True)\n",
+    "def f(e):\n    try:\n        return g()\n    except ValueError as err:\n        return err.args[0]\n",
+    "import functools\np = functools.partial(max, 1)\nq = p.func\n",
+    "class A:\n    def __init__(self):\n        self.table = {}\n        self.table['x'] = 1\n",
+])
+def test_honest_stores_and_calls_are_no_patch(source):
+    assert reasons([source], SOFTSIGN) == []
+
+
+def test_a_written_out_getattr_is_no_hiding():
+    assert reasons(["n = getattr(L1, 'TABLE_NAMES', ())"], SOFTSIGN) == []
+
+
+DEEP = {"a long sum": "_total = " + "+".join(["1"] * 1000),
+        "unary minus": "x = " + "-" * 200_000 + "1",
+        "nested lambdas": "f = " + "lambda: " * 1000 + "1",
+        "a conditional chain": "x = " + "1 if y else " * 2000 + "1"}
+
+
+@pytest.mark.parametrize("shape", sorted(DEEP))
+def test_code_too_deep_to_read_needs_a_human_and_raises_nothing(shape):
+    assert reasons(["def ok(x):\n    return x\n", DEEP[shape]], MATCHAXIS) == [TOO_DEEP]
+
+
+def test_deep_but_readable_code_is_read_as_usual():
+    nested = "x = " + "f(" * 150 + ")" * 150 + "\ny = " + "[" * 150 + "]" * 150
+    assert reasons([nested], MATCHAXIS) == []
+    assert reasons([nested + "\nz = eval('1')"], MATCHAXIS) != []
+
+
+@pytest.mark.parametrize("shape", sorted(DEEP))
+def test_the_plan_reads_a_deep_cell_without_raising(shape):
+    assert runner._defines(DEEP[shape]) <= {"_total", "x", "f"}
+    assert runner._defines("x = 1\x00") == set()
