@@ -5,17 +5,18 @@ It holds only the lessons' kits (`grader.judge.kit_tree`): no expected value, re
 generator or comparison is importable here, so nothing the student's code does here can look an
 answer up; at most it can forge observations, which the trusted process then compares with
 answers it computes itself. It also watches for JAX's own implementation of what an exercise
-asks being called straight from an answer cell, and reports it (the trusted process decides).
+asks being called straight from an answer cell (`tripwires`), and for the course's and JAX's
+modules changing under the observers (`tamper`), and reports both (the trusted process decides).
 """
 from __future__ import annotations
 
-import contextlib
 import importlib
 import json
 import os
 import sys
 
 from .. import wire
+from . import tamper, tripwires
 
 MARKER = "@@inside-vmap-judge@@"
 ANSWER_FILE = "<answer cell {}>"
@@ -45,80 +46,34 @@ def _resolve(path: str):
     return obj
 
 
-def _target(spec: str):
-    module, _, attr = spec.partition(":")
-    return importlib.import_module(module), attr
-
-
-class Tripwires:
-    """JAX callables an answer must not hand its work to: each is replaced, before any cell
-    runs, by a wrapper that notes a call made straight from an answer cell (and, while a strict
-    exercise is observed, any call at all). The originals are kept here only, not on the
-    wrappers, so an answer cannot read its way past them."""
-
-    def __init__(self, specs):
-        self.originals, self.wrappers, self.hits, self.strict = {}, {}, set(), False
-        for spec in sorted(set(specs)):
-            try:
-                module, attr = _target(spec)
-                original = getattr(module, attr)
-            except (ImportError, AttributeError):
-                continue                       # not in this release: nothing to watch
-            self.originals[spec] = original
-            self.wrappers[spec] = self._wrap(spec, original)
-            setattr(module, attr, self.wrappers[spec])
-
-    def _wrap(self, spec, original):
-        def watched(*args, **kwargs):
-            caller = sys._getframe(1).f_code.co_filename
-            if self.strict or caller.startswith(ANSWER_FILE.partition("{")[0]):
-                self.hits.add(spec)
-            return original(*args, **kwargs)
-        watched.__name__ = getattr(original, "__name__", "watched")
-        return watched
-
-    def is_one(self, obj, specs) -> list[str]:
-        """The specs ``obj`` is (or wraps, through partials and bound methods)."""
-        seen = []
-        for _ in range(8):
-            for spec in specs:
-                if spec in self.originals and (obj is self.originals[spec] or
-                                               obj is self.wrappers[spec]):
-                    seen.append(spec)
-            obj = getattr(obj, "func", None) or getattr(obj, "__func__", None)
-            if obj is None:
-                break
-        return seen
-
-    @contextlib.contextmanager
-    def watching(self, strict: bool = False):
-        self.hits.clear()
-        self.strict = strict
-        try:
-            yield self.hits
-        finally:
-            self.strict = False
-
-    def remove(self) -> None:
-        for spec, original in self.originals.items():
-            module, attr = _target(spec)
-            setattr(module, attr, original)
-
-
 def observe(request) -> dict:
     """Observe every requested exercise on its cases; returns plain data per grade id."""
     exercises = request["exercises"]
     # Observers are found before any answer runs: rebinding a kit's names afterwards changes
     # nothing the child calls.
     observers = {gid: _resolve(job["observe"]) for gid, job in exercises.items()}
-    wires = Tripwires(spec for job in exercises.values() for spec in job["calls"])
+    wires = tripwires.install((spec for job in exercises.values() for spec in job["calls"]),
+                              ANSWER_FILE.partition("{")[0])
     try:
-        return _observe_all(request, exercises, observers, wires)
+        return _observe_all(request, exercises, observers, wires, Guard(wires))
     finally:
         wires.remove()
 
 
-def _observe_all(request, exercises, observers, wires) -> dict:
+class Guard:
+    """What the course's modules, JAX's and the watch were before any cell ran; an exercise
+    observed once anything differs (the first to see it, and every later one) is tampered."""
+
+    def __init__(self, wires):
+        self.wires, self.before, self.seen = wires, tamper.take(), []
+
+    def check(self) -> list[str]:
+        found = tamper.changes(self.before, tamper.take()) + self.wires.broken()
+        self.seen = sorted(set(self.seen) | set(found))
+        return self.seen
+
+
+def _observe_all(request, exercises, observers, wires, guard) -> dict:
     namespace = {"__name__": "__main__"}
     cell_errors = run_cells(request["cells"], namespace)
     results = {}
@@ -129,11 +84,13 @@ def _observe_all(request, exercises, observers, wires) -> dict:
             continue
         objs = [namespace[n] for n in job["needs"]]
         tripped = {spec for o in objs for spec in wires.is_one(o, job["calls"])}
+        guard.check()
         with wires.watching(job.get("strict", False)) as hits:
             observed = [wire.observe_safely(observers[grade_id], objs, wire.unplain(case))
                         for case in job["cases"]]
             tripped |= hits & set(job["calls"])
-        results[grade_id] = {"observed": observed, "tripped": sorted(tripped)}
+        results[grade_id] = {"observed": observed, "tripped": sorted(tripped),
+                             "tampered": guard.check()}
     return {"cell_errors": cell_errors, "results": results}
 
 

@@ -23,7 +23,8 @@ PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))   # .../gr
 FILES = ("__init__.py", "wire.py", "feedback.py",
          "core/__init__.py", "core/_jax/__init__.py", "core/jaxprs.py",
          "lessons/__init__.py", "lessons/*/__init__.py", "lessons/*/kit/*.py",
-         "judge/__init__.py", "judge/child.py")
+         "judge/__init__.py", "judge/child.py",
+         "judge/tamper.py", "judge/tripwires.py")
 
 
 def members() -> list[str]:

@@ -1,0 +1,198 @@
+"""The child's own defences, apart from the reading of the answer (which would refuse most of these
+spellings before anything runs): each attack below is run by the child itself, in a process of
+its own, and must come back tampered or tripped; the instructor's answers trip nothing."""
+import json
+import os
+import subprocess
+import sys
+
+import nbformat
+import numpy as np
+import pytest
+
+from grader import lessons, wire
+from grader.instructor import classroom as C
+from grader.judge import child, runner, tamper
+
+L1, L2 = "01-the-rule-per-primitive", "02-where-the-axis-goes"
+KNOWN = lessons.exercises()
+
+
+def source(assignment):
+    return nbformat.read(os.path.join(C.ROOT, "exercises", assignment, assignment + ".ipynb"),
+                         as_version=4)
+
+
+def request(assignment, gids=None, answers=None) -> str:
+    """The child's request for the instructor's notebook, the answer cell defining each name in
+    ``answers`` replaced (set-up cells as released), for ``gids`` (every exercise if None)."""
+    nb = source(assignment)
+    template = runner.Template.of_notebook(nb)
+    graded = [g for g in template.graded if g in KNOWN and (gids is None or g in gids)]
+    plan = runner.plan(nb, template, graded)
+    cells = [dict(c) for c in plan.cells_for([n for g in graded for n in plan.owned[g]])]
+    for cell in cells:
+        for name, code in (answers or {}).items():
+            if cell["kind"] == "answer" and f"def {name}(" in cell["source"]:
+                cell["source"] = code
+    cases = {g: KNOWN[g].cases(np.random.default_rng(0), True)[:3] for g in graded}
+    return runner._request(cells, cases)
+
+
+def run_child(text: str) -> dict:
+    """The child as the sandbox runs it (without the box): a process of its own."""
+    env = dict(os.environ, JAX_PLATFORMS="cpu")
+    env.pop("INSIDE_VMAP_ANSWER_FD", None)
+    out = subprocess.run([sys.executable, "-m", "grader.judge.child"], input=text, env=env,
+                         capture_output=True, text=True, timeout=300, cwd=C.ROOT)
+    line = next(ln for ln in out.stdout.splitlines() if ln.startswith(child.MARKER))
+    return wire.loads(line[len(child.MARKER):])["results"]
+
+
+@pytest.mark.parametrize("assignment", [L1, L2])
+def test_the_instructors_answers_trip_nothing(assignment):
+    got = run_child(request(assignment))
+    assert set(got) == {g for g in runner.Template.of_notebook(source(assignment)).graded
+                        if g in KNOWN}
+    assert {g: (r["tripped"], r["tampered"]) for g, r in got.items()} == \
+        {g: ([], []) for g in got}
+
+
+PATCH_IS_BATCH_TRACER = [
+    # a store into the module's dict, names assembled so no reading sees them
+    'getattr(getattr(L1.kit.observe, "_jax"), "__di" + "ct__")["is_batch_tracer"] = '
+    'lambda x: True\n',
+    'from unittest import mock\n'
+    'mock.patch.object(L1.kit.observe._jax, "is_batch_tracer", lambda x: True).start()\n',
+    # the function kept, its code swapped for one that always says yes
+    'L1.kit.observe._jax.is_batch_tracer.__code__ = (lambda x: True).__code__\n',
+]
+# A spy that runs no vmap at all: only a patched kit can believe it.
+DECOY_SPY = """
+def spy(f, in_axes, *args):
+    f(*args)
+    out = []
+    for x, a in zip(args, in_axes):
+        s = tuple(x.shape)
+        if a is None:
+            out.append((None, s, s))
+        else:
+            a %= len(s)
+            out.append((a, s[:a] + s[a + 1:], s))
+    return out
+"""
+
+
+@pytest.mark.parametrize("patch", PATCH_IS_BATCH_TRACER, ids=["dict", "mock", "code"])
+def test_a_patched_kit_helper_makes_the_exercise_tampered(patch):
+    got = run_child(request(L1, ["spy", "softsign_rule"], {"spy": patch + DECOY_SPY}))
+    for gid in ("spy", "softsign_rule"):          # the first to see it, and every later one
+        assert "grader.core._jax.is_batch_tracer" in " ".join(got[gid]["tampered"]), got[gid]
+    assert "it changed the course's grader.core._jax.is_batch_tracer" in \
+        tamper.reason(got["spy"]["tampered"])
+
+
+def test_a_patch_made_while_observed_is_seen_by_that_exercise_not_the_earlier_ones():
+    rule = ("def softsign_rule(prim, vals, dims, **params):\n"
+            "    import grader.core.jaxprs as J\n"
+            "    J.__dict__['flow'] = lambda closed: {}\n"
+            "    raise NotImplementedError\n")
+    gids = ["spy", "softsign_rule", "sumsq_rule"]
+    got = run_child(request(L1, gids, {"softsign_rule": rule}))
+    order = [g for g in runner.Template.of_notebook(source(L1)).graded if g in gids]
+    first = order.index("softsign_rule")
+    assert first > 0 and all(got[g]["tampered"] == [] for g in order[:first])
+    assert all("grader.core.jaxprs.flow" in got[g]["tampered"] for g in order[first:])
+
+
+PATCH_FLOW = [
+    'from unittest import mock\nimport grader.core.jaxprs as _jp\n_real = _jp.flow\n'
+    'mock.patch.object(_jp, "flow", lambda closed: _real(closed)).start()\n',
+    # defaults and closures: the function object stays, what it runs with does not
+    'import grader.core.jaxprs as _jp\n'
+    'for _f in list(vars(_jp).values()):\n'
+    '    if getattr(_f, "__module__", "") == _jp.__name__ and getattr(_f, "__defaults__", 0):\n'
+    '        _f.__defaults__ = tuple(list(_f.__defaults__))\n',
+]
+
+
+@pytest.mark.parametrize("patch", PATCH_FLOW, ids=["mock-flow", "defaults"])
+def test_patching_the_kits_jaxpr_reading_is_seen(patch):
+    got = run_child(request(L1, ["rowmax_rule"], {"rowmax_rule": patch + (
+        "def rowmax_rule(prim, vals, dims, **params):\n    raise NotImplementedError\n")}))
+    assert any(t.startswith("grader.core.jaxprs.") for t in got["rowmax_rule"]["tampered"])
+
+
+def test_overwriting_one_of_jaxs_rules_is_seen():
+    got = run_child(request(L1, ["softsign_rule"], {"softsign_rule": (
+        "from jax import lax\n"
+        "for _t in [getattr(L1.batching, n) for n in L1.TABLE_NAMES if hasattr(L1.batching, n)]:\n"
+        "    if isinstance(_t, dict) and lax.neg_p in _t:\n"
+        "        _t[lax.exp_p] = _t[lax.neg_p]\n"
+        "def softsign_rule(prim, vals, dims, **params):\n    raise NotImplementedError\n")}))
+    assert any(t.endswith("[exp]") for t in got["softsign_rule"]["tampered"]), got
+
+
+# JAX's own rule makers reached through its tables' partials, which hold the original function.
+TABLE_PARTIAL = """
+from jax import lax
+_tables = [getattr(L1.batching, n) for n in L1.TABLE_NAMES if hasattr(L1.batching, n)]
+_neg_rule = next(t[lax.neg_p] for t in _tables if isinstance(t, dict) and lax.neg_p in t).func
+def softsign_rule(prim, vals, dims, **params):
+    return _neg_rule(prim, None, vals, dims, **params)
+"""
+
+
+def test_a_rule_maker_read_out_of_a_tables_partial_is_seen():
+    got = run_child(request(L1, ["softsign_rule"], {"softsign_rule": TABLE_PARTIAL}))
+    assert got["softsign_rule"]["tripped"] == [
+        "jax._src.interpreters.batching:vectorized_batcher"]
+
+
+MATCHAXIS_BY_CLOSURE = [
+    # the watch's wrapper (3.11) hands out the original by its closure; 3.12+ has no wrapper
+    'from jax._src.interpreters import batching as _b\n_w = getattr(_b, "sixahctam"[::-1])\n'
+    '_m = ([c.cell_contents for c in (_w.__closure__ or ()) if callable(c.cell_contents)\n'
+    '       and getattr(c.cell_contents, "__name__", "") == _w.__name__] or [_w])[0]\n',
+    'import inspect\nfrom jax._src.interpreters import batching as _b\n'
+    '_w = dict(inspect.getmembers(_b))["sixahctam"[::-1]]\n'
+    '_m = inspect.getclosurevars(_w).nonlocals.get("original", _w)\n',
+]
+MY_MATCHAXIS = ("def my_matchaxis(src, dst, x, size, sum_match=False):\n"
+                "    return _m(_b.AxisData(None, size, None, None), src, dst, x, sum_match)\n")
+
+
+@pytest.mark.parametrize("route", MATCHAXIS_BY_CLOSURE, ids=["closure", "getclosurevars"])
+def test_matchaxis_read_out_of_the_watch_is_still_seen(route):
+    got = run_child(request(L2, ["l2_matchaxis"], {"my_matchaxis": route + MY_MATCHAXIS}))
+    assert got["l2_matchaxis"]["tripped"] == ["jax._src.interpreters.batching:matchaxis"]
+
+
+SWITCH_OFF = [
+    "for _t in range(6):\n    if sys.monitoring.get_tool(_t):\n        sys.monitoring.free_tool_id(_t)\n",
+    "for _t in range(6):\n    if sys.monitoring.get_tool(_t):\n"
+    "        sys.monitoring.register_callback(_t, sys.monitoring.events.PY_START, None)\n",
+    "from jax._src.interpreters import batching as _b\nfor _t in range(6):\n"
+    "    if sys.monitoring.get_tool(_t):\n"
+    "        sys.monitoring.set_local_events(_t, _b.matchaxis.__code__, 0)\n",
+]
+
+
+@pytest.mark.skipif(not hasattr(sys, "monitoring"), reason="sys.monitoring is Python 3.12+")
+@pytest.mark.parametrize("off", SWITCH_OFF, ids=["free-the-tool", "drop-the-callback",
+                                                 "clear-the-events"])
+def test_switching_the_watch_off_makes_the_exercise_tampered(off):
+    answer = ("import sys\n" + off + "from jax._src.interpreters import batching as _b\n"
+              "_m = _b.matchaxis\n" + MY_MATCHAXIS)
+    got = run_child(request(L2, ["l2_matchaxis"], {"my_matchaxis": answer}))
+    assert got["l2_matchaxis"]["tampered"] == [tamper.MONITOR]
+    assert "switched off the judge's watch on JAX's functions" in \
+        tamper.reason(got["l2_matchaxis"]["tampered"])
+
+
+def test_the_reason_names_only_what_it_can_read():
+    assert tamper.reason([]) == "" and tamper.reason(None) == ""
+    forged = tamper.reason(["give full marks; " + "X" * 5000, {"__dict__": 1}])
+    assert forged.startswith("it changed the judge's tools") and len(forged) < 200
+    many = tamper.reason([f"grader.core.jaxprs.f{i}" for i in range(10)])
+    assert "and 7 more" in many and len(many) < 300
