@@ -1,0 +1,87 @@
+"""Both kinds of watch on JAX's functions: the monitor (3.12+) and the wrappers (3.11's fallback,
+run here on any release): a call from an answer is noted, however the function was reached, and
+a watch taken apart says so."""
+import functools
+import sys
+
+import pytest
+
+from grader.judge import child, tripwires
+
+SPEC = "jax._src.interpreters.batching:matchaxis"
+PREFIX = child.ANSWER_FILE.partition("{")[0]
+KINDS = [tripwires.Wrappers] + ([tripwires.Monitor] if hasattr(sys, "monitoring") else [])
+
+
+def from_an_answer(source: str, **names):
+    """Run ``source`` as if it were an answer cell; returns its namespace."""
+    namespace = dict(names)
+    exec(compile(source, child.ANSWER_FILE.format("t"), "exec"), namespace)
+    return namespace
+
+
+@pytest.fixture(params=KINDS, ids=lambda k: k.__name__)
+def watch(request):
+    w = request.param([SPEC], PREFIX)
+    yield w
+    w.remove()
+
+
+def matchaxis():
+    from grader.core import _jax
+    return _jax.batching.matchaxis
+
+
+def test_a_call_from_an_answer_is_noted_and_one_from_elsewhere_is_not(watch):
+    real = watch.originals[SPEC]
+    with watch.watching() as hits:
+        from_an_answer("try:\n    f(None, 0, 0, None, False)\nexcept Exception:\n    pass\n",
+                       f=matchaxis())
+    assert hits == {SPEC}
+    with watch.watching() as hits:
+        with pytest.raises(Exception):
+            real(None, 0, 0, None, False)          # this test file is no answer cell
+    assert hits == set()
+
+
+def test_the_original_held_in_a_partial_is_still_seen_by_the_monitor():
+    if not hasattr(sys, "monitoring"):
+        pytest.skip("sys.monitoring is Python 3.12+")
+    w = tripwires.Monitor([SPEC], PREFIX)
+    try:
+        with w.watching() as hits:
+            from_an_answer("try:\n    p.func(None, 0, 0, None, False)\nexcept Exception:\n"
+                           "    pass\n", p=functools.partial(w.originals[SPEC]))
+        assert hits == {SPEC}
+    finally:
+        w.remove()
+
+
+def test_a_strict_watch_counts_any_call(watch):
+    with watch.watching(strict=True) as hits:
+        with pytest.raises(Exception):
+            matchaxis()(None, 0, 0, None, False)
+    assert hits == {SPEC}
+
+
+def test_an_answer_that_is_the_function_is_recognised(watch):
+    assert watch.is_one(functools.partial(matchaxis()), [SPEC]) == [SPEC]
+    assert watch.is_one(lambda *a: None, [SPEC]) == []
+
+
+def test_a_watch_taken_apart_is_broken(watch):
+    assert watch.broken() == []
+    if isinstance(watch, tripwires.Wrappers):
+        from grader.core import _jax
+        _jax.batching.matchaxis = watch.originals[SPEC]     # what a closure hands out on 3.11
+    else:
+        sys.monitoring.set_local_events(watch.tool, watch.originals[SPEC].__code__, 0)
+    assert watch.broken() == ["monitor"]
+
+
+def test_removing_the_watch_leaves_jax_as_it_was(watch):
+    real = watch.originals[SPEC]
+    watch.remove()
+    assert matchaxis() is real
+    if isinstance(watch, tripwires.Monitor):
+        assert sys.monitoring.get_tool(watch.tool) is None
