@@ -176,6 +176,151 @@ def test_what_the_red_team_found_goes_to_a_human(variant):
     assert res.manual and not res.passed, res.summary()
 
 
+# The second red team's routes, as classes: each spelled several ways, none by a private name.
+# All read as honest before but the closure and the partial, which also name JAX's objects: they
+# show the second line (what a wrapper or a partial hides). (name: grade id, lesson, the answer
+# cell's function, the code appended to it)
+SPY_BODY = """
+def spy(f, in_axes, *args):
+    f(*args)                          # no vmap at all: the patched helper says it was batched
+    return [(None, tuple(x.shape), tuple(x.shape)) if a is None else
+            (a % x.ndim, tuple(x.shape[:a % x.ndim] + x.shape[a % x.ndim + 1:]), tuple(x.shape))
+            for x, a in zip(args, in_axes)]
+"""
+BORROWED_NEG = """
+def softsign_rule(prim, vals, dims, **params):
+    return _rule(prim, None, vals, dims, **params)
+"""
+SECOND_ROUND = {
+    # getattr as a value: aliased, passed on, a default
+    "getattr aliased": ("softsign_rule", "l1", "softsign_rule", """\
+from jax import lax
+_g = getattr
+_tables = [_g(L1.batching, n) for n in L1.TABLE_NAMES if hasattr(L1.batching, n)]
+_rule = next(t[lax.neg_p] for t in _tables if isinstance(t, dict) and lax.neg_p in t).func
+""" + BORROWED_NEG),
+    "getattr passed to reduce": ("sumsq_rule", "l1", "sumsq_rule", """\
+import functools
+from jax import lax
+_t = functools.reduce(getattr, ["batching", L1.TABLE_NAMES[0]], L1)
+def sumsq_rule(prim, vals, dims, *, axes):
+    return _t[lax.reduce_sum_p](prim, None, vals, dims, axes=axes)
+"""),
+    "getattr as a default argument": ("l2_matchaxis", "l2", "my_matchaxis", """\
+from jax._src.interpreters import batching as _b
+def my_matchaxis(src, dst, x, size, sum_match=False, _look=getattr):
+    return _look(_b, "sixahctam"[::-1])(_b.AxisData(None, size, None, None), src, dst, x, sum_match)
+"""),
+    # unittest.mock, however it is reached
+    "mock.patch.object on the kit": ("spy", "l1", "spy", """\
+from unittest import mock
+mock.patch.object(L1.kit.observe, "vmap_report", lambda *a, **k: None).start()
+""" + SPY_BODY),
+    "mock.patch by dotted path": ("rowmax_rule", "l1", "rowmax_rule", """\
+import unittest.mock
+import jax.numpy as jnp
+unittest.mock.patch("grader.kit.jaxprs.flow", lambda closed: {"eqns": [], "outs": ()}).start()
+def rowmax_rule(prim, vals, dims, **params):
+    (x,), (d,) = vals, dims
+    return jnp.max(jnp.moveaxis(x, d, 0), axis=-1), 0
+"""),
+    "patch imported by name": ("l2_pairwise", "l2", "pairwise", """\
+from unittest.mock import patch as _p
+_p.object(L2.kit.observe, "pairwise", lambda fn, case: {}).start()
+"""),
+    # a module that can call code unnamed, reached as another module's attribute
+    "inspect through the kit": ("softsign_rule", "l1", "softsign_rule", """\
+from jax import lax
+_ins = L1.kit.observe._jax.inspect
+_rule = [v for n, v in _ins.getmembers(L1.batching)
+         if isinstance(v, dict) and lax.neg_p in v][0][lax.neg_p].func
+""" + BORROWED_NEG),
+    "inspect imported from JAX": ("l2_pairwise", "l2", "pairwise", """\
+from jax._src.api_util import inspect as _i
+_vmap = _i.unwrap(jax.vmap)                 # past whatever wraps vmap to watch it
+"""),
+    "the judge's call watching switched off": ("l2_score_batch", "l2", "score_batch", """\
+import sys, threading
+for _tool in range(6):
+    sys.monitoring.set_events(_tool, 0)
+sys.settrace(None)
+threading.setprofile(None)
+"""),
+    # a subscript store, or del, or a mutating call, on what the cell does not own
+    "a kit helper replaced through its __dict__": ("spy", "l1", "spy", """\
+_g = getattr
+_g(_g(L1.kit.observe, "_jax"), "__di" + "ct__")["is_batch_tracer"] = lambda x: True
+""" + SPY_BODY),
+    "the course's table written into": ("l2_choose_axes", "l2", "choose_axes", """\
+L2.FUNCTIONS["mv"] = L2.FUNCTIONS["scale"]
+"""),
+    "the course's table emptied through an alias": ("l2_choose_axes", "l2", "choose_axes", """\
+_f = L2.kit.FUNCTIONS
+for _k in list(_f):
+    del _f[_k]
+"""),
+    "the course's table updated": ("l2_choose_axes", "l2", "choose_axes", """\
+L2.FUNCTIONS.update(mv=L2.FUNCTIONS["scale"])
+"""),
+    "a call's result written into": ("softsign_rule", "l1", "softsign_rule", """\
+(lambda m: m)(L1.REFERENCES)["softsign"] = lambda x: x
+"""),
+    # the originals behind wrappers and partials
+    "a wrapper's closure read": ("l2_matchaxis", "l2", "my_matchaxis", """\
+from jax._src.interpreters import batching as _b
+_cells = _b.matchaxis.__closure__ or ()
+_orig = [c.cell_contents for c in _cells if callable(c.cell_contents)]
+_m = _orig[0] if _orig else _b.matchaxis
+def my_matchaxis(src, dst, x, size, sum_match=False):
+    return _m(_b.AxisData(None, size, None, None), src, dst, x, sum_match)
+"""),
+    "a wrapper's free variables listed": ("l2_matchaxis", "l2", "my_matchaxis", """\
+from jax._src.interpreters import batching as _b
+from jax._src import api_util
+_w = dict(api_util.inspect.getmembers(_b))["sixahctam"[::-1]]
+_m = api_util.inspect.getclosurevars(_w).nonlocals.get("original", _w)
+def my_matchaxis(src, dst, x, size, sum_match=False):
+    return _m(_b.AxisData(None, size, None, None), src, dst, x, sum_match)
+"""),
+    "a wrapper's defaults read": ("l2_pairwise", "l2", "pairwise", """\
+_v = ([d for d in (jax.vmap.__defaults__ or ()) if callable(d)]
+      + [d for d in (jax.vmap.__kwdefaults__ or {}).values() if callable(d)] or [jax.vmap])[0]
+"""),
+    "a partial's function taken from a table": ("sumsq_rule", "l1", "sumsq_rule", """\
+from jax import lax
+_rule = L1.batching.primitive_batchers[lax.reduce_sum_p].func
+def sumsq_rule(prim, vals, dims, *, axes):
+    return _rule(prim, None, vals, dims, axes=axes)
+"""),
+}
+
+
+@pytest.mark.parametrize("variant", sorted(SECOND_ROUND))
+def test_what_the_second_red_team_found_goes_to_a_human_and_costs_nothing_else(variant):
+    grade_id, lesson, defines, source = SECOND_ROUND[variant]
+    nb = nbformat.read(NOTEBOOKS[lesson], as_version=4)
+    cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution")
+                and c.cell_type == "code" and f"def {defines}" in c.source)
+    cell.source += "\n" + source
+    verdicts = runner.judge(nb, FAST)
+    assert verdicts[grade_id].manual and not verdicts[grade_id].passed, verdicts[grade_id].summary()
+    others = {g: r.passed for g, r in verdicts.items() if g != grade_id}
+    assert all(others.values()), {g: verdicts[g].summary() for g, ok in others.items() if not ok}
+
+
+@pytest.mark.parametrize("lesson, grade_id, defines", [("l1", "softsign_rule", "softsign_rule"),
+                                                       ("l2", "l2_pairwise", "pairwise")])
+def test_an_answer_too_deep_to_read_needs_a_human_and_the_others_keep_their_marks(
+        lesson, grade_id, defines):
+    nb = nbformat.read(NOTEBOOKS[lesson], as_version=4)
+    cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution")
+                and c.cell_type == "code" and f"def {defines}" in c.source)
+    cell.source = "_total = " + "+".join(["1"] * 1000) + "\n" + cell.source
+    verdicts = runner.judge(nb, FAST)
+    assert verdicts[grade_id].manual and "too deeply" in verdicts[grade_id].manual
+    others = {g: r.passed for g, r in verdicts.items() if g != grade_id}
+    assert others and all(others.values()), {g: verdicts[g].summary() for g in others}
+
 def test_reading_a_module_with_vars_is_no_delegation_where_the_exercise_reads_modules():
     nb = nbformat.read(NOTEBOOKS["l1"], as_version=4)
     cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution")
