@@ -10,6 +10,7 @@ forged, so nothing it says is copied through unchecked).
 """
 from __future__ import annotations
 
+import builtins
 import re
 import sys
 import types
@@ -85,7 +86,8 @@ def take() -> dict:
         if (name == "grader" or name.startswith("grader.")) and \
                 isinstance(module, types.ModuleType):
             _course_module(name, module, out.setdefault(name, {}))
-    for name, module in sorted(_jax_modules().items()):
+    # What every check here calls (getattr, isinstance, vars...) is looked up in builtins.
+    for name, module in [("builtins", builtins)] + sorted(_jax_modules().items()):
         _jax_module(name, module, out.setdefault(name, {}))
     rules = out.setdefault(f"{_jax.batching.__name__} rule tables", {})
     for table in _jax.TABLE_NAMES:
@@ -138,8 +140,9 @@ def reason(tampered) -> str:
     names = [t for t in tampered if isinstance(t, str) and t != MONITOR and len(t) < 160
              and _NAME.fullmatch(t)]
     course = [n for n in names if n.startswith(("grader", "sys.modules[grader"))]
-    jax = [n for n in names if n not in course]
-    for owner, shown in (("the course's", course), ("JAX's", jax)):
+    python = [n for n in names if n.startswith("builtins.")]
+    jax = [n for n in names if n not in course and n not in python]
+    for owner, shown in (("the course's", course), ("JAX's", jax), ("Python's", python)):
         if shown:
             more = f" and {len(shown) - SHOWN} more" if len(shown) > SHOWN else ""
             parts.append(f"it changed {owner} {', '.join(shown[:SHOWN])}{more}")

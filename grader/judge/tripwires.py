@@ -14,6 +14,7 @@ import importlib
 import sys
 
 NAME = "inside-vmap-judge"
+_frame = sys._getframe                         # (held: an answer can rebind sys's names)
 # The builtins, held before any student code runs: rebinding ``sys.monitoring``'s names later
 # changes nothing here.
 _MON = getattr(sys, "monitoring", None)
@@ -111,7 +112,7 @@ class Monitor(_Watch):
     def _started(self, code, offset):
         spec = self.codes.get(code)
         if spec is not None:
-            self._note(spec, sys._getframe(1).f_back)   # frame 1 is the started function's
+            self._note(spec, _frame(1).f_back)   # frame 1 is the started function's
 
     def broken(self) -> list[str]:
         """What of the watch no longer stands (student code can switch a tool off)."""
@@ -146,7 +147,7 @@ class Wrappers(_Watch):
 
     def _wrap(self, spec, original):
         def watched(*args, **kwargs):
-            self._note(spec, sys._getframe(1))
+            self._note(spec, _frame(1))
             return original(*args, **kwargs)
         watched.__name__ = getattr(original, "__name__", "watched")
         return watched

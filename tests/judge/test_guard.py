@@ -196,3 +196,10 @@ def test_the_reason_names_only_what_it_can_read():
     assert forged.startswith("it changed the judge's tools") and len(forged) < 200
     many = tamper.reason([f"grader.core.jaxprs.f{i}" for i in range(10)])
     assert "and 7 more" in many and len(many) < 300
+
+
+def test_rebinding_a_builtin_the_checks_call_is_seen():
+    patch = "import builtins\n_real = builtins.vars\nbuiltins.vars = lambda *a: _real(*a)\n"
+    got = run_child(request(L1, ["spy"], {"spy": patch + DECOY_SPY}))
+    assert "builtins.vars" in got["spy"]["tampered"]
+    assert "it changed Python's builtins.vars" in tamper.reason(got["spy"]["tampered"])
