@@ -35,10 +35,14 @@ c.CourseDirectory.db_url = "sqlite:///" + os.path.join(HERE, "gradebook.db")
 # Each source notebook has a MyST twin (NN-name.md, for review as text) holding its solutions and
 # hidden tests: it must never be copied into a release, a submission or a feedback folder.
 c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", "*.md"]
-# The exchange moves notebooks only (release, submit, collect): an assignment here is its
-# notebook, and any other file a student hands in (a link to the gradebook named leak.html, say)
-# never reaches the course folder, its autograded copy or the student's feedback.
-c.CourseDirectory.include = ["*.ipynb"]
+# The exchange moves notebooks only (release, submit, collect), and the two files `nbgrader submit`
+# writes beside them, which autograde and release_feedback read: timestamp.txt (the lateness; one
+# that is not a timestamp, a link to something else say, stops nbgrader's autograde of that
+# submission, "Invalid timestamp string", so nothing of it goes on into feedback) and
+# submission_secret.txt (only hashed, into the released feedback's file name). Any other file a
+# student hands in (a link to the gradebook named leak.html, say) never reaches the course
+# folder, its autograded copy or the student's feedback.
+c.CourseDirectory.include = ["*.ipynb", "timestamp.txt", "submission_secret.txt"]
 # Due dates, per assignment (none yet, so nothing is late); for example
 #   c.DueDates.dates = {"01-the-rule-per-primitive": "2026-10-05 17:00:00 Europe/Berlin"}
 c.DueDates.dates = {}
