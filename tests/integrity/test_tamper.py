@@ -11,6 +11,7 @@ modules at run time, not by today's private names.
 """
 import json
 import os
+import re
 import shutil
 
 import nbformat
@@ -211,6 +212,48 @@ for _name in (os.listdir(_cache) if _cache else []):
 """
 
 
+# From the red team's second round: the child's observers (the kit, the JAX they call) patched
+# from an answer so a decoy passes, and JAX's rule makers reached around the child's watch. Each
+# spelling is one the reading may refuse first; tests/judge/test_guard.py proves the child alone.
+DECOY_SPY_RUN = DECOY_SPY.replace("    out = []\n", "    f(*args)\n    out = []\n", 1)
+PATCH_KIT_DICT = """\
+_g = getattr
+_g(_g(L1.kit.observe, "_jax"), "__di" + "ct__")["is_batch_tracer"] = lambda x: True
+""" + DECOY_SPY_RUN
+PATCH_KIT_MOCK = """\
+from unittest import mock
+mock.patch.object(L1.kit.observe._jax, "is_batch_tracer", lambda x: True).start()
+""" + DECOY_SPY_RUN
+PATCH_KIT_CODE = """\
+L1.kit.observe._jax.is_batch_tracer.__code__ = (lambda x: True).__code__
+""" + DECOY_SPY_RUN
+PATCH_THE_FLOW = """\
+from unittest import mock
+_jp = L1.kit.observe.jaxprs
+_real_flow = _jp.flow
+def _flow(closed):
+    g = _real_flow(closed)
+    mine = [o for e in g["eqns"] if e[0] in ("rowmax", "scaled_diff") for o in e[2]]
+    return dict(g, outs=tuple(mine[:len(g["outs"])])) if mine else g
+mock.patch.object(_jp, "flow", _flow).start()
+""" + DECOY_ROWMAX
+RULE_FROM_A_TABLE = """\
+from jax import lax
+_g = getattr
+_tables = [_g(L1.batching, n) for n in L1.TABLE_NAMES if hasattr(L1.batching, n)]
+_neg_rule = next(t[lax.neg_p] for t in _tables if isinstance(t, dict) and lax.neg_p in t).func
+def softsign_rule(prim, vals, dims, **params):
+    return _neg_rule(prim, None, vals, dims, **params)
+"""
+# The watch itself switched off (sys.monitoring, 3.12+), then the table's rule maker called.
+SWITCH_OFF_THE_WATCH = """\
+import sys
+_mon = getattr(sys, "monitoring", None)
+for _t in range(6) if _mon else ():
+    if _mon.get_tool(_t):
+        _mon.free_tool_id(_t)
+""" + RULE_FROM_A_TABLE
+
 def read_disk(paths):
     """Reads what a student must not see at grading time and prints what it found."""
     targets = {"source": os.path.join(paths.exercises, FIRST, FIRST + ".ipynb"),
@@ -326,6 +369,14 @@ def corpus(course, released):
                                          "rowmax_rule": DECOY_ROWMAX}), 0, GRADED),
         # It names the wire format's own keys ("__dict__"), which the reading does not let pass.
         "forge-a-reason": (build(released, FORGE_A_REASON), 0, MANUAL),
+        "patch-kit-dict": (answering(released, {"spy": PATCH_KIT_DICT}), 0, MANUAL),
+        "patch-kit-mock": (answering(released, {"spy": PATCH_KIT_MOCK}), 0, MANUAL),
+        "patch-kit-code": (answering(released, {"spy": PATCH_KIT_CODE}), 0, MANUAL),
+        "patch-the-flow": (answering(released, {"rowmax_rule": PATCH_THE_FLOW}), 0, MANUAL),
+        "rule-from-a-table": (answering(released, {"softsign_rule": RULE_FROM_A_TABLE}), 0,
+                              MANUAL),
+        "switch-off-the-watch": (answering(released, {"softsign_rule": SWITCH_OFF_THE_WATCH}),
+                                 0, MANUAL),
     }
     for student, (nb, _, _) in students.items():
         C.nbgrader(["db", "student", "add", student], course.course)
@@ -362,7 +413,8 @@ def test_a_student_sent_to_a_human_is_told_why(graded, corpus):
     for student, (_, _, status) in corpus.items():
         if status == MANUAL:
             reason = graded[student]["reason"]
-            assert reason.startswith("spy_answer: it ") and len(reason) < 1000, graded[student]
+            # named by the answer cell the reason is about (the first one, for most attacks)
+            assert re.match(r"\w+_answer: it ", reason) and len(reason) < 1000, graded[student]
         elif status == GRADED:
             assert graded[student]["reason"] == "", graded[student]
 
