@@ -1,7 +1,6 @@
 """The child's own defences, apart from the reading of the answer (which would refuse most of these
 spellings before anything runs): each attack below is run by the child itself, in a process of
 its own, and must come back tampered or tripped; the instructor's answers trip nothing."""
-import json
 import os
 import subprocess
 import sys
