@@ -18,7 +18,7 @@ import numpy as np
 
 from .. import lessons, wire
 from ..feedback import Finding, Result, result
-from . import child, delegation, sandbox
+from . import child, delegation, sandbox, tamper
 
 
 @dataclass(frozen=True)
@@ -186,6 +186,11 @@ def _verdict(exercise, cases, entry) -> Result:
             "your answer cells", f"they define {', '.join(map(str, entry['missing']))}",
             "not defined",
             "Keep the names given in the exercise; only code in answer cells is graded.")])
+    # The child saw the course's code, JAX's tables or its own watch changed by the student's
+    # code: nothing it observed after that can be trusted, so a human looks.
+    tampered = tamper.reason(entry.get("tampered"))
+    if tampered:
+        return result(exercise.name, len(cases), [], manual=tampered)
     # Only the calls this exercise watches can have been seen: anything else came from the
     # student's side of the pipe, and is not read (nor copied into the gradebook).
     tripped = entry.get("tripped")
