@@ -124,7 +124,10 @@ _a = os.path.basename(os.getcwd())
 for _name, _target in [(_a + ".ipynb", os.path.join(_up, "gradebook.db")),
                        ("leak.html", os.path.join(_up, "gradebook.db")),
                        ("source.html", os.path.join(_up, "..", "exercises", _a, _a + ".ipynb")),
-                       ("perm.txt", os.path.join(_up, "nbgrader_config.py"))]:
+                       ("perm.txt", os.path.join(_up, "nbgrader_config.py")),
+                       # the two files the exchange moves beside the notebook (CourseDirectory.include)
+                       ("timestamp.txt", os.path.join(_up, "gradebook.db")),
+                       ("submission_secret.txt", os.path.join(_up, "gradebook.db"))]:
     try:
         if os.path.exists(_name):
             os.remove(_name)
