@@ -189,16 +189,18 @@ class-submit: setup ## every simulated student of SIM/roster.csv fetches, answer
 
 # ---- grading speed (instructors) ---------------------------------------------------------------------------------
 # Stock nbgrader autograde against `make autograde` (every integrity check on), timed in one run on classes of solved
-# submissions: SIZES (default 1,8) and N (default 20) students, median of REPEAT runs; the serial run's
-# scores and feedback compared; the time of each step and of every exercise's visible check (README). About 8
-# minutes here; the class run of the README: make bench N=40 REPEAT=3.
-N ?= 20
+# submissions: SIZES (default 1,8) and N (default 16) students, median of REPEAT runs; the serial run's scores and
+# feedback compared; the distributed column (the N=8 class on a fresh local Dask cluster of each of CLUSTER workers;
+# CLUSTER= skips it); the time of each step and of every exercise's visible check (README, "Grading speed").
+# About 10 minutes here; the class run of the README: make bench N=40 CLUSTER=.
+N ?= 16
 SIZES ?= 1,8
 REPEAT ?= 1
+CLUSTER ?= 1,2
 .PHONY: bench
-bench: setup ## time stock nbgrader and make autograde on N=1, 8 and N (default 20) students; speedups last
+bench: setup ## time stock nbgrader and make autograde on N=1, 8 and N (default 16) students, and on Dask; speedups last
 	$(CPU_ENV) PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/python -m grader.instructor.bench --n $(N) \
-	    --sizes $(SIZES) --repeat $(REPEAT)
+	    --sizes $(SIZES) --repeat $(REPEAT) --cluster "$(CLUSTER)"
 
 # ---- tests --------------------------------------------------------------------------------------------------------
 test: setup setup-old ## run everything: tests/ on the locked newest JAX, core tests on JAX 0.4.38, strict nbval over lessons/
