@@ -18,7 +18,9 @@ from ..exercise import Delegation
 # Calls that run code, or reach objects, by computed names or behind the code's back.
 HIDING_CALLS = frozenset({"exec", "eval", "compile", "__import__", "globals", "locals", "vars",
                           "breakpoint", "setattr", "delattr", "attrgetter", "methodcaller",
-                          "resolve_name", "import_module", "setitem", "delitem"})
+                          "resolve_name", "import_module", "setitem", "delitem",
+                          # a dotted path or attribute taken from a string at run time
+                          "locate", "get_field", "update_wrapper"})
 DYNAMIC_ATTRS = frozenset({"getattr"})
 HIDING_ATTRS = frozenset({
     "__dict__", "__globals__", "__code__", "__closure__", "__builtins__", "__subclasses__",
@@ -40,7 +42,7 @@ MUTATORS = frozenset({"update", "setdefault", "pop", "popitem", "clear"})
 READING_MODULES = frozenset({"vars", "__dict__"})
 HIDING_MODULES = frozenset({"importlib", "ctypes", "gc", "inspect", "marshal", "pickle",
                             "builtins", "runpy", "code", "codeop", "dill", "cloudpickle",
-                            "pkgutil", "mock"})    # mock: changes code the answer does not own
+                            "pkgutil", "mock", "pydoc"})    # mock: changes code the answer does not own
 COURSE_PACKAGE = "grader"
 TOO_DEEP = "its code is nested too deeply to read (an expression or block thousands of levels deep)"
 
@@ -130,6 +132,7 @@ class _Reader(ast.NodeVisitor):
 
     def read(self, tree) -> list[str]:
         self._plain = set()          # getattr nodes that are plain calls with a literal name
+        self._settings = _jax_config_names(tree)
         self._docstrings = {id(n.body[0].value) for n in ast.walk(tree) if _is_docstring_owner(n)}
         self.visit(tree)
         return self.found
@@ -245,7 +248,7 @@ class _Reader(ast.NodeVisitor):
             elif not self.rules.dynamic:
                 self._say(f"it calls `{func.id}` with a computed attribute name")
         elif (isinstance(func, ast.Attribute) and func.attr in MUTATORS
-              and self._not_owned(func.value) and not _is_settings(func.value)):
+              and self._not_owned(func.value) and not _is_settings(func.value, self._settings)):
             self._say(f"it changes `{_short(func.value)}` with `.{func.attr}()`, code it does "
                       f"not own (the checks, the course or JAX)")
         self.generic_visit(node)
@@ -267,10 +270,19 @@ def _short(expr, most: int = 80) -> str:
     return text if len(text) <= most else text[:most - 3] + "..."
 
 
-def _is_settings(expr) -> bool:
+def _is_settings(expr, imported=frozenset()) -> bool:
     """``jax.config`` and the like: an answer may choose its own settings
-    (``jax.config.update("jax_enable_x64", True)``); that changes no code."""
-    return isinstance(expr, ast.Attribute) and expr.attr == "config"
+    (``jax.config.update("jax_enable_x64", True)``, or ``config.update`` after ``from jax import
+    config``, as JAX's docs long wrote it); that changes no code."""
+    return ((isinstance(expr, ast.Attribute) and expr.attr == "config") or
+            (isinstance(expr, ast.Name) and expr.id in imported))
+
+
+def _jax_config_names(tree) -> set[str]:
+    """Names ``from jax import config [as name]`` binds in the cell."""
+    return {a.asname or a.name for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and node.module == "jax" and not node.level
+            for a in node.names if a.name == "config"}
 
 
 def _is_docstring_owner(node) -> bool:

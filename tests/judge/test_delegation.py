@@ -106,6 +106,14 @@ SOFTSIGN = Delegation(names=("vectorized_batcher",))
     ("o = x.getclosurevars(f).nonlocals", "`.getclosurevars`"),
     ("o = L1.batching.fancy_primitive_batchers[p].func", "`.func` of something it looked up"),
     ("o = next(iter(L1.tables)).keywords", "`.keywords` of something it looked up"),
+    # third round: a dotted path, or an attribute, taken from a string at run time
+    ("import pydoc\no = pydoc.locate('jax.' + 'lax')", "`pydoc`"),
+    ("from pydoc import locate\no = locate(p)", "`pydoc`"),
+    ("o = L1.pydoc.locate(p)", "`pydoc`"),
+    ("o = locate(p)", "`locate`"),
+    ("import string\no = string.Formatter().get_field('0.__class__', [f], {})", "`.get_field`"),
+    ("import functools\nfunctools.update_wrapper(L1.kit, ns, assigned=('f',), updated=())",
+     "`.update_wrapper`"),
 ])
 def test_each_way_of_hiding_or_patching_is_named(source, words):
     found = reasons([source], SOFTSIGN)
@@ -117,6 +125,8 @@ def test_each_way_of_hiding_or_patching_is_named(source, words):
     "report = []\ndef f(xs):\n    report[:] = [x.shape for x in xs]\n    del report[0]\n    return report\n",
     "def rule(prim, vals, dims, **params):\n    params.pop('axes', None)\n    cache = {}\n    cache.update(params)\n    return prim.bind(*vals, **cache), dims[0]\n",
     "import jax\njax.config.update('jax_enable_x64', True)\n",
+    "from jax import config\nconfig.update('jax_enable_x64', False)\n",     # JAX's docs' spelling
+    "from jax import config as c\nc.update('jax_enable_x64', False)\n",
     "def f(e):\n    try:\n        return g()\n    except ValueError as err:\n        return err.args[0]\n",
     "import functools\np = functools.partial(max, 1)\nq = p.func\n",
     "class A:\n    def __init__(self):\n        self.table = {}\n        self.table['x'] = 1\n",

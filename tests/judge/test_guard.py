@@ -167,6 +167,36 @@ def test_matchaxis_read_out_of_the_watch_is_still_seen(route):
     assert got["l2_matchaxis"]["tripped"] == ["jax._src.interpreters.batching:matchaxis"]
 
 
+# Third round: the call made through plain Python standing between the answer and JAX's rule
+# maker (the watch once looked at the immediate caller only), and a copy of matchaxis's code.
+THROUGH_A_WRAPPER = [
+    "import functools\nfrom jax._src.interpreters import batching as _b\n"
+    "_call = functools.singledispatch(_b.vectorized_batcher)\n",
+    "from unittest import mock\nfrom jax._src.interpreters import batching as _b\n"
+    "_call = mock.Mock(side_effect=_b.vectorized_batcher)\n",
+]
+
+
+@pytest.mark.parametrize("route", THROUGH_A_WRAPPER, ids=["singledispatch", "mock-side-effect"])
+def test_a_rule_maker_called_through_a_wrapper_is_seen(route):
+    answer = route + ("def softsign_rule(prim, vals, dims, **params):\n"
+                      "    return _call(prim, None, vals, dims, **params)\n")
+    got = run_child(request(L1, ["softsign_rule"], {"softsign_rule": answer}))
+    assert got["softsign_rule"]["tripped"] == [
+        "jax._src.interpreters.batching:vectorized_batcher"], got
+
+
+MATCHAXIS_COPY = (
+    "import types\nfrom jax._src.interpreters import batching as _b\n"
+    "_o = _b.matchaxis\n_m = types.FunctionType(_o.__code__.replace(co_name='m'), _o.__globals__)\n")
+
+
+@pytest.mark.skipif(not hasattr(sys, "monitoring"), reason="3.11 watches by wrapper")
+def test_a_copy_of_matchaxis_s_code_is_seen_in_strict_mode():
+    got = run_child(request(L2, ["l2_matchaxis"], {"my_matchaxis": MATCHAXIS_COPY + MY_MATCHAXIS}))
+    assert got["l2_matchaxis"]["tripped"] == ["jax._src.interpreters.batching:matchaxis"], got
+
+
 SWITCH_OFF = [
     "for _t in range(6):\n    if sys.monitoring.get_tool(_t):\n        sys.monitoring.free_tool_id(_t)\n",
     "for _t in range(6):\n    if sys.monitoring.get_tool(_t):\n"
