@@ -89,12 +89,10 @@ def take() -> dict:
     # What every check here calls (getattr, isinstance, vars...) is looked up in builtins.
     for name, module in [("builtins", builtins)] + sorted(_jax_modules().items()):
         _jax_module(name, module, out.setdefault(name, {}))
-    rules = out.setdefault(f"{_jax.batching.__name__} rule tables", {})
-    for table in _jax.TABLE_NAMES:
-        held = getattr(_jax.batching, table, None)
-        if isinstance(held, dict):
-            for prim, rule in list(held.items()):
-                rules[f"{_jax.batching.__name__}.{table}[{getattr(prim, 'name', prim)}]"] = rule
+    rules = out.setdefault("JAX's batching rule tables", {})
+    for table, held in _jax.rule_tables().items():
+        for prim, rule in list(held.items()):
+            rules[f"{table}[{getattr(prim, 'name', prim)}]"] = rule
     return out
 
 

@@ -31,6 +31,12 @@ JAXPR_TYPES = tuple({_xcore.Jaxpr, _xcore.ClosedJaxpr})
 TABLE_NAMES = ("primitive_batchers", "fancy_primitive_batchers",
                "axis_primitive_batchers", "spmd_axis_primitive_batchers")
 
+def rule_tables() -> dict[str, dict]:
+    """``{"module.table": table}`` for each of JAX's batching rule tables this release has."""
+    return {f"{B.__name__}.{name}": getattr(B, name) for name in TABLE_NAMES
+            if isinstance(getattr(B, name, None), dict)}
+
+
 # Primitive names that changed: the structures the course compares use the newest name.
 RENAMES = {"pjit": "jit"}
 
