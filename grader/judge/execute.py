@@ -150,6 +150,11 @@ class BoundedExecute(Execute):
         if self._group.out_of_memory():
             if self._cut:
                 return f"the grading kernel printed more than {self.output_hard_mb} MiB at once"
+            if self._seen["all"] > self.notebook_output_kb * 2 ** 10:
+                # Printing faster than it is read (a loaded machine), a kernel's unsent output
+                # fills its memory before the count here reaches the cap: the flood's doing.
+                return (f"the grading kernel printed more than {self.output_hard_mb} MiB (what it "
+                        f"had not sent yet filled its {self.memory_mb} MiB of memory)")
             return f"the grading kernel used more than {self.memory_mb} MiB of memory"
         if self._group.hit_task_limit():
             return f"the grading kernel started more than {self.max_tasks} processes or threads"
