@@ -78,7 +78,10 @@ def test_output_past_the_notebooks_cap_is_dropped(run):
 
 def test_printing_without_end_stops_the_kernel(run):
     err = run("while True:\n    print('z' * 10_000)", "print('never')")
-    assert err.reason.startswith("the grading kernel printed more than 2 MiB")  # or "at once"
+    # Mostly the count here stops it; but ipykernel buffers what a tight loop prints until its
+    # I/O thread gets the GIL, and that buffer, never sent, can fill the kernel's memory first.
+    assert err.reason.startswith("the grading kernel printed more than 2 MiB") or \
+        err.reason == "the grading kernel used more than 512 MiB of memory", err.reason
 
 
 def test_one_message_over_the_hard_cap_is_refused_unread(run):
