@@ -16,6 +16,8 @@ import shutil
 
 import nbformat
 import pytest
+
+from tests.fixtures.attacks import DECOY_SPY, DECOY_SPY_RUN
 from nbgrader.validator import Validator
 
 from grader.instructor import classroom as C
@@ -157,18 +159,6 @@ _obs.rule = _launder(_obs.rule)
 # Answers that meet the letter of a check, not the exercise: a spy that works its report out
 # from shapes without running any vmap, and rules that bind their primitive on a decoy while
 # computing the result with jax.numpy.
-DECOY_SPY = """\
-def spy(f, in_axes, *args):
-    out = []
-    for x, a in zip(args, in_axes):
-        s = tuple(x.shape)
-        if a is None:
-            out.append((None, s, s))
-        else:
-            a %= len(s)
-            out.append((a, s[:a] + s[a + 1:], s))
-    return out
-"""
 DECOY_SOFTSIGN = """\
 import jax.numpy as jnp
 def softsign_rule(prim, vals, dims, **params):
@@ -218,7 +208,6 @@ for _name in (os.listdir(_cache) if _cache else []):
 # From the red team's second round: the child's observers (the kit, the JAX they call) patched
 # from an answer so a decoy passes, and JAX's rule makers reached around the child's watch. Each
 # spelling is one the reading may refuse first; tests/judge/test_guard.py proves the child alone.
-DECOY_SPY_RUN = DECOY_SPY.replace("    out = []\n", "    f(*args)\n    out = []\n", 1)
 PATCH_KIT_DICT = """\
 _g = getattr
 _g(_g(L1.kit.observe, "_jax"), "__di" + "ct__")["is_batch_tracer"] = lambda x: True

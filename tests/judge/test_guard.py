@@ -9,6 +9,8 @@ import nbformat
 import numpy as np
 import pytest
 
+from tests.fixtures.attacks import DECOY_SPY_RUN
+
 from grader import lessons, wire
 from grader.instructor import classroom as C
 from grader.judge import child, runner, tamper
@@ -67,24 +69,11 @@ PATCH_IS_BATCH_TRACER = [
     'L1.kit.observe._jax.is_batch_tracer.__code__ = (lambda x: True).__code__\n',
 ]
 # A spy that runs no vmap at all: only a patched kit can believe it.
-DECOY_SPY = """
-def spy(f, in_axes, *args):
-    f(*args)
-    out = []
-    for x, a in zip(args, in_axes):
-        s = tuple(x.shape)
-        if a is None:
-            out.append((None, s, s))
-        else:
-            a %= len(s)
-            out.append((a, s[:a] + s[a + 1:], s))
-    return out
-"""
 
 
 @pytest.mark.parametrize("patch", PATCH_IS_BATCH_TRACER, ids=["dict", "mock", "code"])
 def test_a_patched_kit_helper_makes_the_exercise_tampered(patch):
-    got = run_child(request(L1, ["spy", "softsign_rule"], {"spy": patch + DECOY_SPY}))
+    got = run_child(request(L1, ["spy", "softsign_rule"], {"spy": patch + "\n" + DECOY_SPY_RUN}))
     for gid in ("spy", "softsign_rule"):          # the first to see it, and every later one
         assert "grader.core._jax.is_batch_tracer" in " ".join(got[gid]["tampered"]), got[gid]
     assert "it changed the course's grader.core._jax.is_batch_tracer" in \
@@ -229,6 +218,6 @@ def test_the_reason_names_only_what_it_can_read():
 
 def test_rebinding_a_builtin_the_checks_call_is_seen():
     patch = "import builtins\n_real = builtins.vars\nbuiltins.vars = lambda *a: _real(*a)\n"
-    got = run_child(request(L1, ["spy"], {"spy": patch + DECOY_SPY}))
+    got = run_child(request(L1, ["spy"], {"spy": patch + "\n" + DECOY_SPY_RUN}))
     assert "builtins.vars" in got["spy"]["tampered"]
     assert "it changed Python's builtins.vars" in tamper.reason(got["spy"]["tampered"])
