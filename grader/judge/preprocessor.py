@@ -53,6 +53,11 @@ class JudgeExercises(NbGraderPreprocessor):
                                      "instructor's solutions on the same seed. Empty: none."
                             ).tag(config=True)
 
+    fork_children = Bool(True, help="Fork each judge child from a zygote that has imported JAX "
+                                    "once (grader.judge.zygote), in the same box and limits; "
+                                    "where one cannot start, or False, each child starts in a "
+                                    "box of its own.").tag(config=True)
+
     def preprocess(self, nb, resources):
         if not self.enabled:
             return nb, resources
@@ -81,7 +86,8 @@ class JudgeExercises(NbGraderPreprocessor):
         template = template or runner.Template.of_notebook(nb)   # judged on its own: trusted
         verdicts = runner.judge(nb, self.limits(), use_bwrap, runner.cases_rng(self.seed, key),
                                 cache, template=template,
-                                budget=budget or sandbox.Budget(self.budget_seconds))
+                                budget=budget or sandbox.Budget(self.budget_seconds),
+                                forked=self.fork_children)
         return template, verdicts
 
     def template(self, names) -> runner.Template | None:

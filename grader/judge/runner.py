@@ -219,8 +219,9 @@ def cases_rng(seed: int | None, key: str) -> np.random.Generator:
 
 def judge(nb, limits=sandbox.Limits(), use_bwrap=None, rng=None,
           cache: sandbox.CompileCache | None = None, budget: sandbox.Budget | None = None,
-          template: Template | None = None) -> dict[str, Result]:
-    """``{grade_id: Result}`` for every released grade cell of ``nb`` a lesson declares."""
+          template: Template | None = None, forked: bool = True) -> dict[str, Result]:
+    """``{grade_id: Result}`` for every released grade cell of ``nb`` a lesson declares (its
+    children forked from a zygote where one works, unless ``forked`` is false)."""
     template = template or Template.of_notebook(nb)
     known = lessons.exercises()
     graded = [g for g in template.graded if g in known]
@@ -240,7 +241,7 @@ def judge(nb, limits=sandbox.Limits(), use_bwrap=None, rng=None,
 
     def attempt(gids, cells):
         out = sandbox.run("grader.judge.child", _request(cells, {g: cases[g] for g in gids}),
-                          limits, use_bwrap, cache, budget)
+                          limits, use_bwrap, cache, budget, forked)
         return out, (_parse(out) if out.failure is None else None)
 
     # What the reading sent to a human is not run: nothing the child did could change that.

@@ -236,8 +236,18 @@ def child_env(cache: CompileCache | None = None) -> dict:
 
 
 def run(module: str, stdin: str, limits: Limits = Limits(), use_bwrap: bool | None = None,
-        cache: CompileCache | None = None, budget: Budget | None = None) -> Outcome:
-    """Run ``python -m module`` in the box with ``stdin``; never raises for the child's faults."""
+        cache: CompileCache | None = None, budget: Budget | None = None,
+        forked: bool = True) -> Outcome:
+    """Run ``python -m module`` in the box with ``stdin``; never raises for the child's faults.
+    The judge's child is forked from a zygote (``forked.py``) where one works, unless
+    ``forked`` is false; the box and the limits are the same either way."""
+    if use_bwrap is None:
+        use_bwrap = available()
+    if forked and use_bwrap and module == "grader.judge.child":
+        from . import forked as zygotes
+        outcome = zygotes.run(stdin, limits, cache, budget)
+        if outcome is not None:
+            return outcome
     return run_argv([sys.executable, "-m", module], stdin, limits, use_bwrap, cache, budget)
 
 
@@ -250,17 +260,9 @@ def run_argv(argv: list[str], stdin: str, limits: Limits = Limits(),
     if not use_bwrap:
         warnings.warn("bubblewrap is unavailable: judge children run WITHOUT filesystem or network "
                       "isolation (install Debian's bubblewrap)", SandboxUnavailable, stacklevel=2)
-    wanted = limits
-    if budget is not None:
-        if budget.left() <= 0:
-            return Outcome("", budget.spent())
-        limits = budget.cap(limits)
-    group = cgroup.Group.create(limits.memory_mb, limits.tasks) if cgroups() else None
-    spec = confinement(limits.cpu_s, limits.memory_mb, limits.tasks, limits.tmpfs_mb, group,
-                       use_bwrap)
-    answer_r, answer_w = os.pipe()
-    start = time.monotonic()
-    try:
+
+    def launch(group, spec):
+        answer_r, answer_w = os.pipe()
         try:
             proc = subprocess.Popen(
                 _launched(command(argv, use_bwrap, cache, limits.tmpfs_mb), spec),
@@ -272,12 +274,35 @@ def run_argv(argv: list[str], stdin: str, limits: Limits = Limits(),
             raise
         finally:
             os.close(answer_w)
+        return proc, answer_r
+
+    return follow(launch, stdin.encode(), limits, budget, use_bwrap)
+
+
+def follow(launch, stdin: bytes, limits: Limits, budget: Budget | None,
+           boxed: bool = True) -> Outcome:
+    """Start a child with ``launch(group, confinement)`` -> ``(process, answer fd)``, feed it
+    ``stdin`` and follow it to its end within ``limits`` and ``budget``, in its own cgroup
+    where there are cgroups. (``launch`` may raise; the group is removed all the same.)"""
+    wanted = limits
+    if budget is not None:
+        if budget.left() <= 0:
+            return Outcome("", budget.spent())
+        limits = budget.cap(limits)
+    group = cgroup.Group.create(limits.memory_mb, limits.tasks) if cgroups() else None
+    spec = confinement(limits.cpu_s, limits.memory_mb, limits.tasks, limits.tmpfs_mb, group,
+                       boxed)
+    start, proc = time.monotonic(), None
+    try:
+        proc, answer_r = launch(group, spec)
         if budget is not None:
             budget.running(lambda: _stop(proc, group))
-        ended = watch.Follow(proc, stdin.encode(), answer_r, limits, group).run()
+        ended = watch.Follow(proc, stdin, answer_r, limits, group).run()
     finally:
         if budget is not None:
             budget.running(None)
+        if proc is not None and hasattr(proc, "release"):
+            proc.release()
         if group is not None and not group.remove():
             warnings.warn(f"could not remove the judge's cgroup {group.dirs}", stacklevel=2)
         if budget is not None:

@@ -18,7 +18,7 @@ import nbformat
 import pytest
 
 from grader.instructor import classroom as C
-from grader.judge import cgroup, sandbox, watch
+from grader.judge import cgroup, forked, sandbox, watch
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")]
 
@@ -287,6 +287,7 @@ def test_tmpfs_in_the_boxes_is_sized(batch):
 
 def test_nothing_is_left_behind(batch):
     course = batch[0]
+    forked.close_all()             # this process's own zygote (tests judging in-process) goes
     for pid in watch._tree(os.getpid()):                     # no kernel, child or worker
         with open(f"/proc/{pid}/cmdline", "rb") as fh:
             seen = fh.read()

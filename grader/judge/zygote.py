@@ -1,0 +1,226 @@
+"""Runs in a box of its own: import JAX and the kits once, then fork one judge child per request.
+
+A judge child spends most of its start importing JAX. This process (the zygote) pays that once
+per grading process and forks each child from the imported state, before any XLA backend exists
+(the backend, its threads and its compilations belong to the child). Each child is then boxed
+again, from the inside, before it reads a byte of student code:
+
+* its own user, mount, pid, IPC, network and UTS namespaces, so it is pid 1 of a pid namespace
+  that dies with it (nothing it starts outlives it), and sees no earlier child's anything;
+* a fresh, size-limited /tmp and /dev/shm (what the zygote's box bound under /tmp is bound into
+  the new /tmp again, read-only as before); the zygote's own /tmp and /dev/shm are read-only, so
+  nothing is left there for a later child to find even if one is uncovered;
+* no capabilities (those the new user namespace gave it are dropped) and no new privileges;
+* the rlimits the trusted process sends, its answer pipe as fd 3, every other fd closed.
+
+The trusted side (``forked.py``) moves the child into its cgroup before it lets it go on: the
+child waits for one byte on its stdin first. The zygote itself runs no student code, reads no
+request (the request goes straight to the child's stdin) and cannot be traced by its children
+(it is not dumpable). Protocol on the control socket (fd ``argv[1]``, SOCK_SEQPACKET): the
+trusted side sends ``fork`` with the child's four fds; the zygote answers ``forked`` (the child's
+pid in the box), then ``exited`` once it has ended (seen, not yet reaped, so the pid cannot be
+reused while the trusted side may still signal it), and reaps it on ``reap``.
+"""
+from __future__ import annotations
+
+import ctypes
+import fcntl
+import json
+import os
+import resource
+import socket
+import sys
+import traceback
+
+READY = "ready"
+STAGE = "/inside-vmap-stage"      # an empty folder of the zygote's box: where the new /tmp is built
+ANSWER_FD = 3
+_MS_NOSUID, _MS_NODEV, _MS_RDONLY, _MS_REMOUNT = 2, 4, 1, 32
+_MS_BIND, _MS_MOVE, _MS_REC = 4096, 8192, 16384
+_PR_SET_DUMPABLE, _PR_CAPBSET_DROP, _PR_SET_NO_NEW_PRIVS = 4, 24, 38
+_RLIMITS = {"cpu": resource.RLIMIT_CPU, "as": resource.RLIMIT_AS,
+            "fsize": resource.RLIMIT_FSIZE, "nproc": resource.RLIMIT_NPROC}
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def _check(ret: int, what: str) -> None:
+    if ret != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"{what}: {os.strerror(err)}")
+
+
+def _mount(source: str, target: str, fstype: str | None, flags: int, data: str | None = None):
+    _check(_libc.mount(source.encode(), target.encode(), fstype.encode() if fstype else None,
+                       ctypes.c_ulong(flags), data.encode() if data else None),
+           f"mount {source} on {target}")
+
+
+def _mounts_under(top: str) -> list[str]:
+    """Mount points strictly below ``top``, outermost first (each with what is mounted below it,
+    bound recursively, so only the outermost are listed)."""
+    points = []
+    with open("/proc/self/mountinfo") as fh:
+        for line in fh:
+            point = line.split()[4].encode().decode("unicode_escape")
+            if point.startswith(top + "/"):
+                points.append(point)
+    return [p for p in points if not any(p.startswith(q + "/") for q in points if q != p)]
+
+
+def _fresh_tmp(tmpfs_mb: int) -> None:
+    """A new /tmp and /dev/shm for this child alone, with the zygote's binds under /tmp kept."""
+    size = f"size={tmpfs_mb * 2 ** 20},mode=1777"
+    _mount("tmpfs", "/dev/shm", "tmpfs", _MS_NOSUID | _MS_NODEV, size)
+    binds = _mounts_under("/tmp")
+    _mount("tmpfs", STAGE, "tmpfs", _MS_NOSUID | _MS_NODEV, size)
+    for point in binds:
+        target = STAGE + point[len("/tmp"):]
+        os.makedirs(target, exist_ok=True)
+        _mount(point, target, None, _MS_BIND | _MS_REC)
+        _mount("none", target, None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | _MS_NOSUID | _MS_NODEV)
+    _mount(STAGE, "/tmp", None, _MS_MOVE)
+    os.chdir("/tmp")                                 # the box's working folder, the new one
+
+
+def _namespaces() -> None:
+    uid, gid = os.getuid(), os.getgid()
+    os.unshare(os.CLONE_NEWUSER | os.CLONE_NEWNS | os.CLONE_NEWPID | os.CLONE_NEWIPC |
+               os.CLONE_NEWNET | os.CLONE_NEWUTS)
+    for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"),
+                       ("gid_map", f"{gid} {gid} 1")):
+        with open(f"/proc/self/{name}", "w") as fh:
+            fh.write(text)
+
+
+def _drop_privileges() -> None:
+    """No capability left in any set, none to gain by exec."""
+    _check(_libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
+    for cap in range(64):
+        if _libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0) != 0:
+            break                                    # past the last capability this kernel has
+
+    class Header(ctypes.Structure):
+        _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+    class Data(ctypes.Structure):
+        _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32),
+                    ("inheritable", ctypes.c_uint32)]
+    header, data = Header(0x20080522, 0), (Data * 2)()
+    _check(_libc.capset(ctypes.byref(header), data), "capset")
+
+
+def _limit(rlimits: dict) -> None:
+    for name, value in rlimits.items():
+        _, hard = resource.getrlimit(_RLIMITS[name])
+        wanted = (value, value + 2) if name == "cpu" else (value, value)   # as confine.apply
+        if hard != resource.RLIM_INFINITY:
+            wanted = (min(wanted[0], hard), min(wanted[1], hard))
+        resource.setrlimit(_RLIMITS[name], wanted)
+
+
+def _exit_code(status: int) -> int:
+    code = os.waitstatus_to_exitcode(status)
+    return 128 - code if code < 0 else code          # killed by signal n: 128 + n, as a shell says
+
+
+def _child(fds: list[int], spec: dict) -> None:
+    """The forked child: never returns. First in the zygote's namespaces (waits for the trusted
+    side, enters its own), then as pid 1 of its new pid namespace, the judge child itself."""
+    fds = [fcntl.fcntl(fd, fcntl.F_DUPFD, 16) for fd in fds]   # clear of 0-3 before dup2
+    for target, fd in enumerate(fds):                # stdin, stdout, stderr, answer
+        os.dup2(fd, target)
+    os.closerange(len(fds), os.sysconf("SC_OPEN_MAX"))   # the control socket among them
+    if os.read(0, 1) != b"G":                        # in its cgroup now, or told to stop
+        os._exit(70)
+    _namespaces()
+    _fresh_tmp(spec["tmpfs_mb"])
+    pid = os.fork()
+    if pid:      # stays behind to pass on the exit status, holding the pipes open till then
+        os._exit(_exit_code(os.waitpid(pid, 0)[1]))  # (their end is the trusted side's "done")
+    _drop_privileges()
+    _limit(spec.get("rlimits", {}))
+    os.environ["INSIDE_VMAP_ANSWER_FD"] = str(ANSWER_FD)
+    from . import child
+    try:
+        child.main()
+        code = 0
+    except SystemExit as stop:                       # as the interpreter would have exited
+        code = stop.code if isinstance(stop.code, int) else int(stop.code is not None)
+        if not isinstance(stop.code, (int, type(None))):
+            print(stop.code, file=sys.stderr)
+    except BaseException:
+        traceback.print_exc()
+        code = 1
+    sys.stderr.flush()
+    os._exit(code)
+
+
+def _send(sock: socket.socket, **message) -> None:
+    sock.send(json.dumps(message).encode())
+
+
+def _preimport() -> None:
+    """What every child imports anyway: JAX, the kits, the child's own modules; no backend."""
+    import importlib
+    import pkgutil
+
+    import jax  # noqa: F401
+    import jax.numpy  # noqa: F401
+    from .. import lessons
+    from . import child, tamper, tripwires  # noqa: F401
+    for info in pkgutil.walk_packages(lessons.__path__, lessons.__name__ + "."):
+        if ".kit" in info.name or info.name.count(".") == 2:
+            importlib.import_module(info.name)
+    from jax._src import xla_bridge
+    if getattr(xla_bridge, "_backends", None):
+        raise RuntimeError("an XLA backend started while importing: forking it is unsafe")
+
+
+def serve(sock: socket.socket) -> None:
+    while True:
+        message, fds, _, _ = socket.recv_fds(sock, 4096, 4)
+        if not message:
+            return                                   # the trusted side went away
+        request = json.loads(message)
+        if request.get("op") != "fork" or len(fds) != 4:
+            for fd in fds:
+                os.close(fd)
+            _send(sock, error=f"bad request {request.get('op')!r}")
+            continue
+        pid = os.fork()
+        if pid == 0:
+            try:
+                _child(fds, request)
+            except BaseException:
+                traceback.print_exc()                # to the child's stderr once it is dup'ed
+            os._exit(71)
+        for fd in fds:
+            os.close(fd)
+        _send(sock, forked=pid)
+        info = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
+        code = info.si_status if info.si_code == os.CLD_EXITED else 128 + info.si_status
+        _send(sock, exited=code)
+        while json.loads(sock.recv(4096) or b'{"op": "reap"}').get("op") != "reap":
+            pass
+        os.waitpid(pid, 0)
+
+
+def main() -> None:
+    sock = socket.socket(fileno=int(sys.argv[1]))
+    try:
+        _libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)    # no child may read or trace this process
+        from . import child
+        child._forget_editable_installs()
+        _preimport()
+        if len(os.listdir("/proc/self/task")) > 1:
+            raise RuntimeError("threads started while importing: forking is unsafe")
+    except BaseException as err:
+        _send(sock, error=f"{type(err).__name__}: {err}"[:500])
+        os._exit(1)
+    _send(sock, **{READY: os.getpid()})
+    serve(sock)
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,176 @@
+"""A child forked from the zygote is boxed as a child of its own box is, and leaves nothing for
+the next: each attack is an answer cell that reports what it reached by raising (the child
+sends every cell's error back), run through the same entry point the judge uses."""
+import json
+import os
+import signal
+import subprocess
+
+import pytest
+
+from grader import wire
+from grader.judge import cgroup, forked, sandbox
+
+pytestmark = pytest.mark.skipif(not sandbox.available(), reason="bubblewrap is not available")
+
+SMALL = sandbox.Limits(wall_s=20, cpu_s=10, memory_mb=512, tasks=64, output_mb=2, answer_mb=1,
+                       tmpfs_mb=8)
+
+
+def cells_run(*sources, limits=SMALL, forked_=True) -> tuple[list[str], str | None]:
+    """The cells' errors (what each reported) and the child's failure, if any."""
+    request = json.dumps({"cells": [{"kind": "answer", "name": f"c{i}", "source": s}
+                                    for i, s in enumerate(sources)], "exercises": {}})
+    out = sandbox.run("grader.judge.child", request, limits, True, forked=forked_)
+    if out.failure is not None:
+        return [], out.failure
+    line = out.answer.strip().split("@@inside-vmap-judge@@")[-1]
+    return wire.loads(line)["cell_errors"], None
+
+
+def report(expr: str) -> str:
+    return f"raise RuntimeError('REPORT ' + repr({expr}))"
+
+
+def reported(errors: list[str]) -> list[str]:
+    return [e.split("REPORT ", 1)[1] for e in errors if "REPORT " in e]
+
+
+@pytest.fixture
+def zygote_pid():
+    """The pid of the zygote that serves this thread, started now if there is none."""
+    cells_run("pass")
+    assert forked.broken() is None, forked.broken()
+    (z,) = [z for zs in forked._IDLE.values() for z in zs if z.alive()][:1]
+    return z.proc.pid
+
+
+def test_a_child_has_a_fresh_tmp_and_shm_and_finds_nothing_of_the_last_one(zygote_pid):
+    errors, failure = cells_run(
+        "open('/tmp/left-by-a', 'w').write('a'); open('/dev/shm/left-by-a', 'w').write('a')",
+        report("'written'"))
+    assert failure is None and reported(errors) == ["'written'"]
+    errors, _ = cells_run(report("sorted(os.listdir('/tmp')) + sorted(os.listdir('/dev/shm'))")
+                          .replace("raise", "import os\nraise"))
+    (seen,) = reported(errors)
+    assert "left-by-a" not in seen
+    assert os.path.basename(sandbox.kits()) in seen    # the kit tree, bound again under /tmp
+
+
+def test_what_was_bound_under_tmp_stays_readable_and_read_only(zygote_pid):
+    kit = os.path.join(sandbox.kits(), "grader")
+    errors, failure = cells_run(
+        f"import os\nassert os.path.exists({os.path.join(kit, 'wire.py')!r})",
+        f"open({os.path.join(kit, 'planted.py')!r}, 'w')")
+    assert failure is None
+    assert len(errors) == 1 and "Read-only file system" in errors[0], errors
+
+
+def test_a_child_holds_no_capability_and_cannot_uncover_the_zygotes_tmp(zygote_pid):
+    errors, _ = cells_run(
+        "import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+        "caps = [l.split()[1] for l in open('/proc/self/status') if l.startswith('Cap')]\n"
+        "gone = libc.umount2(b'/tmp', 2) == 0\n" + report("(caps, gone)"))
+    (seen,) = reported(errors)
+    caps, gone = eval(seen)
+    assert set(caps) == {"0000000000000000"} and not gone
+
+
+def test_a_child_holds_only_its_own_pipes(zygote_pid):
+    errors, _ = cells_run(
+        "import os\nfound = {}\nfor fd in os.listdir('/proc/self/fd'):\n    try:\n"
+        "        found[int(fd)] = os.readlink(f'/proc/self/fd/{fd}').split(':')[0]\n"
+        "    except OSError:\n        pass\n" + report("found"))
+    (seen,) = reported(errors)
+    found = eval(seen)
+    assert [found[fd] for fd in range(4)] == ["pipe"] * 4      # stdin, stdout, stderr, answer
+    assert "socket" not in found.values()                    # not the zygote's control socket
+
+
+def test_a_child_can_neither_read_nor_signal_the_zygote(zygote_pid):
+    errors, failure = cells_run(
+        "import os, signal\nme = os.readlink('/proc/self')\nread, signalled = [], []\n"
+        "for pid in [p for p in os.listdir('/proc') if p.isdigit() and p != me]:\n"
+        "    for name in ('environ', 'mem', 'cwd'):\n"
+        "        try:\n"
+        "            os.listdir(f'/proc/{pid}/cwd') if name == 'cwd' else "
+        "open(f'/proc/{pid}/{name}', 'rb').read(1)\n"
+        "            read.append((pid, name))\n"
+        "        except OSError:\n"
+        "            pass\n"
+        "for pid in range(2, 64):\n"
+        "    try:\n"
+        "        os.kill(pid, signal.SIGKILL)\n"
+        "        signalled.append(pid)\n"
+        "    except OSError:\n"
+        "        pass\n"
+        "try:\n    os.kill(-1, signal.SIGKILL)\nexcept OSError:\n    pass\n"
+        + report("(read, signalled)"))
+    assert failure is None, failure
+    (seen,) = reported(errors)
+    read, signalled = eval(seen)
+    assert read == [] and signalled == []
+    cells_run("pass")
+    (z,) = [z for zs in forked._IDLE.values() for z in zs if z.alive()][:1]
+    assert z.proc.pid == zygote_pid                                  # the same, unharmed
+
+
+def test_nothing_a_child_starts_outlives_it(zygote_pid):
+    mark = f"inside-vmap-outlive-{os.getpid()}"
+    errors, failure = cells_run(
+        "import subprocess, sys\n"
+        f"subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)', {mark!r}],"
+        " start_new_session=True)\n" + report("'started'"))
+    assert failure is None and reported(errors) == ["'started'"]
+    left = subprocess.run(["pgrep", "-f", mark], capture_output=True, text=True).stdout.split()
+    assert left == []
+
+
+@pytest.mark.parametrize("code, reason", [
+    ("hold = []\nwhile True:\n    hold.append(b'x' * (16 << 20))", "memory"),
+    ("while True:\n    pass", "CPU time"),
+    ("import os\nwhile True:\n    os.write(2, b'x' * 65536)", "printed more than"),
+    ("import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass",
+     "processes or threads"),
+    ("import time\ntime.sleep(600)", "timed out"),
+])
+def test_each_limit_holds_for_a_forked_child_and_the_zygote_serves_on(zygote_pid, code, reason):
+    limits = sandbox.Limits(wall_s=8, cpu_s=3, memory_mb=512, tasks=64, output_mb=2,
+                            answer_mb=1, tmpfs_mb=8)
+    _, failure = cells_run(code, limits=limits)
+    assert failure is not None and reason in failure, failure
+    errors, failure = cells_run(report("'next'"))
+    assert failure is None and reported(errors) == ["'next'"]
+    assert not [g for g in _our_groups()]
+
+
+def _our_groups() -> list[str]:
+    mine = f"inside-vmap-{os.getpid()}-"
+    top = os.path.join(cgroup.ROOT, "pids")
+    return [d for d in (os.listdir(top) if os.path.isdir(top) else []) if d.startswith(mine)]
+
+
+def test_a_child_ends_as_sys_exit_says(zygote_pid):
+    _, failure = cells_run("import sys\nsys.exit(3)")
+    assert failure is not None and failure.startswith("exited with status 3"), failure
+    _, failure = cells_run("import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)")
+    assert failure is None or "signal" in failure     # pid 1 ignores what it has no handler for
+
+
+def test_without_a_zygote_the_child_gets_a_box_of_its_own(monkeypatch):
+    def refuse(*args):
+        raise forked.ZygoteFailed("refused for the test")
+    monkeypatch.setattr(forked, "Zygote", refuse)
+    monkeypatch.setattr(forked, "_IDLE", {})
+    monkeypatch.setattr(forked, "_BROKEN", [])
+    errors, failure = cells_run("import os\n" + report("os.getpid() != 1"))
+    assert failure is None and reported(errors) == ["True"]     # bubblewrap's pid 2, not 1
+    assert forked.broken() == "refused for the test"
+
+
+def test_a_dead_zygote_is_replaced(zygote_pid):
+    os.kill(zygote_pid, signal.SIGKILL)
+    errors, failure = cells_run(report("'after'"))
+    assert failure is None and reported(errors) == ["'after'"]
+    pids = [z.proc.pid for zs in forked._IDLE.values() for z in zs if z.alive()]
+    assert pids and zygote_pid not in pids
