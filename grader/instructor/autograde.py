@@ -61,6 +61,7 @@ from nbgrader.utils import capture_log, temp_attrs
 from traitlets import Bool, Int, Unicode, default
 
 from ..judge import ahead, sandbox
+from ..judge.preprocessor import JudgeExercises
 from ..judge.execute import MARK as LIMIT_MARK
 from ..nbgrader_plugins import (FAILED, GRADED, GRADING, KERNEL_DIED, MISSING, TIMED_OUT,
                                 UNREADABLE, GradingStatus, autograded_complete,
@@ -145,6 +146,9 @@ class AutogradeEach(NbGrader):
         self._say(f"autograde: {len(queue)} submission(s) of {', '.join(assignments) or 'nothing'}"
                   f" in {root}")
         self._say(f"autograde: kernels and judge children limited by {sandbox.mechanism()}")
+        if JudgeExercises(parent=self).fork_children and sandbox.available():
+            self._say("autograde: judge children forked from one zygote per grading process, "
+                      "each in namespaces of its own (JudgeExercises.fork_children)")
         records = status.load(root)
         # nbgrader's SaveAutoGrades and AssignLatePenalties open the gradebook without a course
         # id, which adds a "default_course" row on first use: made here, once, so parallel

@@ -160,11 +160,20 @@ def broken() -> str | None:
 
 def _take(key) -> Zygote | None:
     with _LOCK:
+        # Another key is another run's cache (a Dask worker grades run after run): its zygotes
+        # would only hold memory.
+        stale = [z for k in list(_IDLE) if k != key for z in _IDLE.pop(k)]
+        found = None
         while _IDLE.get(key):
             z = _IDLE[key].pop()
             if z.alive():
-                return z
-            z.close()
+                found = z
+                break
+            stale.append(z)
+    for z in stale:
+        z.close()
+    if found is not None:
+        return found
     if _BROKEN:
         return None
     try:
@@ -229,8 +238,15 @@ def _launcher(z: Zygote, limits: sandbox.Limits):
         child.stdout = os.fdopen(pipes[1][0], "rb", buffering=0)
         child.stderr = os.fdopen(pipes[2][0], "rb", buffering=0)
         if group is not None:             # before the child reads its first byte: the "G"
-            for procs in group.procs_files():
-                with open(procs, "w") as fh:
-                    fh.write(str(child.pid))
+            try:
+                for procs in group.procs_files():
+                    with open(procs, "w") as fh:
+                        fh.write(str(child.pid))
+            except OSError as err:        # it never starts (no "G"); a box of its own will try
+                child.stdin.close()
+                child.wait()
+                child.release()
+                _BROKEN.append(f"cannot move a forked child into its cgroup: {err}")
+                raise ZygoteFailed(_BROKEN[-1]) from err
         return child, pipes[3][0]
     return launch

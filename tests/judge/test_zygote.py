@@ -174,3 +174,11 @@ def test_a_dead_zygote_is_replaced(zygote_pid):
     assert failure is None and reported(errors) == ["'after'"]
     pids = [z.proc.pid for zs in forked._IDLE.values() for z in zs if z.alive()]
     assert pids and zygote_pid not in pids
+
+
+def test_a_zygote_of_another_run_is_stopped_not_kept(zygote_pid):
+    other = sandbox.Limits(wall_s=20, cpu_s=10, memory_mb=512, tasks=64, output_mb=2,
+                           answer_mb=1, tmpfs_mb=16)           # another key, as another run's
+    errors, failure = cells_run(report("'other'"), limits=other)
+    assert failure is None and reported(errors) == ["'other'"]
+    assert subprocess.run(["kill", "-0", str(zygote_pid)], capture_output=True).returncode != 0
