@@ -24,7 +24,8 @@ FILES = ("__init__.py", "wire.py", "feedback.py",
          "core/__init__.py", "core/_jax/__init__.py", "core/jaxprs.py",
          "lessons/__init__.py", "lessons/*/__init__.py", "lessons/*/kit/*.py",
          "judge/__init__.py", "judge/child.py",
-         "judge/tamper.py", "judge/tripwires.py", "judge/zygote.py")
+         "judge/tamper.py", "judge/tripwires.py", "judge/zygote.py",
+         "judge/confine.py")
 
 
 def members() -> list[str]:

@@ -27,10 +27,11 @@ import ctypes
 import fcntl
 import json
 import os
-import resource
 import socket
 import sys
 import traceback
+
+from . import confine
 
 READY = "ready"
 STAGE = "/inside-vmap-stage"      # an empty folder of the zygote's box: where the new /tmp is built
@@ -38,8 +39,6 @@ ANSWER_FD = 3
 _MS_NOSUID, _MS_NODEV, _MS_RDONLY, _MS_REMOUNT = 2, 4, 1, 32
 _MS_BIND, _MS_MOVE, _MS_REC = 4096, 8192, 16384
 _PR_SET_DUMPABLE, _PR_CAPBSET_DROP, _PR_SET_NO_NEW_PRIVS = 4, 24, 38
-_RLIMITS = {"cpu": resource.RLIMIT_CPU, "as": resource.RLIMIT_AS,
-            "fsize": resource.RLIMIT_FSIZE, "nproc": resource.RLIMIT_NPROC}
 _libc = ctypes.CDLL(None, use_errno=True)
 
 
@@ -109,15 +108,6 @@ def _drop_privileges() -> None:
     _check(_libc.capset(ctypes.byref(header), data), "capset")
 
 
-def _limit(rlimits: dict) -> None:
-    for name, value in rlimits.items():
-        _, hard = resource.getrlimit(_RLIMITS[name])
-        wanted = (value, value + 2) if name == "cpu" else (value, value)   # as confine.apply
-        if hard != resource.RLIM_INFINITY:
-            wanted = (min(wanted[0], hard), min(wanted[1], hard))
-        resource.setrlimit(_RLIMITS[name], wanted)
-
-
 def _exit_code(status: int) -> int:
     code = os.waitstatus_to_exitcode(status)
     return 128 - code if code < 0 else code          # killed by signal n: 128 + n, as a shell says
@@ -138,7 +128,7 @@ def _child(fds: list[int], spec: dict) -> None:
     if pid:      # stays behind to pass on the exit status, holding the pipes open till then
         os._exit(_exit_code(os.waitpid(pid, 0)[1]))  # (their end is the trusted side's "done")
     _drop_privileges()
-    _limit(spec.get("rlimits", {}))
+    confine.apply({"rlimits": spec.get("rlimits", {})})
     os.environ["INSIDE_VMAP_ANSWER_FD"] = str(ANSWER_FD)
     from . import child
     try:
