@@ -31,10 +31,13 @@ class ZygoteFailed(RuntimeError):
 
 
 def _box(cache: sandbox.CompileCache | None, tmpfs_mb: int) -> list[str]:
-    """The judge child's box, with the zygote's /tmp and /dev/shm read-only (each child gets
-    fresh ones) and an empty folder to build them in."""
+    """The judge child's box with nothing writable left in it, since every child of the zygote
+    shares it: its root (bubblewrap's tmpfs), /tmp, /dev/shm and the tmpfs over a hidden copy
+    of the course read-only (each child gets a fresh /tmp and /dev/shm), and an empty folder
+    to build them in."""
+    ro = ["/tmp", "/dev/shm", *sandbox._hidden_copies(), "/"]
     return (sandbox.bwrap_prefix(tmpfs_mb=tmpfs_mb) + (cache.bwrap_args() if cache else []) +
-            ["--dir", zygote.STAGE, "--remount-ro", "/tmp", "--remount-ro", "/dev/shm"])
+            ["--dir", zygote.STAGE] + [x for path in ro for x in ("--remount-ro", path)])
 
 
 def _host_pid(root: int, box_pid: int) -> int | None:

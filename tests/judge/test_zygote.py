@@ -66,6 +66,20 @@ def test_what_was_bound_under_tmp_stays_readable_and_read_only(zygote_pid):
     assert len(errors) == 1 and "Read-only file system" in errors[0], errors
 
 
+def test_nothing_the_children_share_is_writable(zygote_pid):
+    errors, _ = cells_run(
+        "import os\nrw, wrote = [], []\nfor line in open('/proc/self/mountinfo'):\n"
+        "    f = line.split()\n    if 'rw' in f[5].split(','):\n        rw.append(f[4])\n"
+        "for d in ('/', '/etc', '/inside-vmap-stage', '/usr', '/dev'):\n    try:\n"
+        "        open(os.path.join(d, 'left-here'), 'w').close()\n        wrote.append(d)\n"
+        "    except OSError:\n        pass\n" + report("(rw, wrote)"))
+    (seen,) = reported(errors)
+    rw, wrote = eval(seen)
+    assert wrote == []
+    # Its own /tmp and /dev/shm, /proc (its /sys is bubblewrap's read-only), device nodes.
+    assert all(p in ("/tmp", "/dev/shm", "/proc") or p.startswith("/dev/") for p in rw), rw
+
+
 def test_a_child_holds_no_capability_and_cannot_uncover_the_zygotes_tmp(zygote_pid):
     errors, _ = cells_run(
         "import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\n"
