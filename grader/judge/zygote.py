@@ -161,8 +161,8 @@ def _preimport() -> None:
     for info in pkgutil.walk_packages(lessons.__path__, lessons.__name__ + "."):
         if ".kit" in info.name or info.name.count(".") == 2:
             importlib.import_module(info.name)
-    from jax._src import xla_bridge
-    if getattr(xla_bridge, "_backends", None):
+    from ..core import _jax
+    if _jax.backend_started():
         raise RuntimeError("an XLA backend started while importing: forking it is unsafe")
 
 

@@ -37,6 +37,13 @@ def rule_tables() -> dict[str, dict]:
             if isinstance(getattr(B, name, None), dict)}
 
 
+def backend_started() -> bool:
+    """Whether this process has an XLA backend yet: the judge's zygote must fork before it does
+    (a backend owns threads a forked child would not have)."""
+    from jax._src import xla_bridge
+    return bool(getattr(xla_bridge, "_backends", None))
+
+
 # Primitive names that changed: the structures the course compares use the newest name.
 RENAMES = {"pjit": "jit"}
 
