@@ -36,7 +36,10 @@ def _box(cache: sandbox.CompileCache | None, tmpfs_mb: int) -> list[str]:
     of the course read-only (each child gets a fresh /tmp and /dev/shm), and an empty folder
     to build them in."""
     ro = ["/tmp", "/dev/shm", *sandbox._hidden_copies(), "/"]
-    return (sandbox.bwrap_prefix(tmpfs_mb=tmpfs_mb) + (cache.bwrap_args() if cache else []) +
+    # Run by root, its children map uid 0 into their user namespaces: that takes CAP_SETFCAP.
+    # They drop it with every other capability (and take the seccomp filter) before any cell.
+    box = sandbox.bwrap_prefix(tmpfs_mb=tmpfs_mb, keep_caps=("CAP_SETFCAP",))
+    return (box + (cache.bwrap_args() if cache else []) +
             ["--dir", zygote.STAGE] + [x for path in ro for x in ("--remount-ro", path)])
 
 
@@ -211,16 +214,26 @@ def run(stdin: str, limits: sandbox.Limits, cache: sandbox.CompileCache | None,
     if cache is not None and cache.writable:     # the warm-up's writer: a box of its own
         return None
     key = (cache, limits.tmpfs_mb)
-    for _ in range(2):                            # a zygote found dead: once more, a fresh one
+    for attempt in range(2):      # a zygote found dead or broken: once more, in a fresh one
         z = _take(key)
         if z is None:
             return None
         try:
-            return sandbox.follow(_launcher(z, limits), b"G" + stdin.encode(), limits, budget)
+            outcome = sandbox.follow(_launcher(z, limits), b"G" + stdin.encode(), limits, budget)
         except ZygoteFailed:
             z.close()
-        finally:
+            continue
+        except BaseException:
             _give_back(key, z)
+            raise
+        # The child's set-up failed, before any cell ran: whatever broke it is the zygote's (or
+        # an answer exiting with the same status, which then costs only itself a second start).
+        if attempt == 0 and (outcome.failure or "").startswith(
+                f"exited with status {zygote.SETUP_FAILED}"):
+            z.close()
+            continue
+        _give_back(key, z)
+        return outcome
     return None
 
 

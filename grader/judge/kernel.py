@@ -18,7 +18,7 @@ import json
 import os
 import sys
 
-from . import confine, sandbox
+from . import confine, sandbox, seccomp
 
 NAME = "inside-vmap-sandboxed"
 LIMITS_ARG = "--inside-vmap-limits"
@@ -37,13 +37,13 @@ def environment(source: dict, keep=ENV_KEEP) -> dict:
 
 
 def command(connection_file: str, cwd: str, extra: list[str] = (), env: dict | None = None,
-            tmpfs_mb: int = sandbox.Limits.tmpfs_mb) -> list[str]:
+            tmpfs_mb: int = sandbox.Limits.tmpfs_mb, seccomp_fd: int | None = None) -> list[str]:
     with open(connection_file) as fh:
         info = json.load(fh)
     # The submission's folder is read-only to the kernel: what it wrote there (a link to the
     # gradebook, say) nbgrader would later write through, or copy into the student's feedback.
     box = sandbox.bwrap_prefix(share_net=info.get("transport") != "ipc", cwd=cwd,
-                               tmpfs_mb=tmpfs_mb, writable_cwd=False)
+                               tmpfs_mb=tmpfs_mb, writable_cwd=False, seccomp_fd=seccomp_fd)
     box += ["--clearenv"]
     for name, value in (environment(os.environ) if env is None else env).items():
         box += ["--setenv", name, value]
@@ -95,8 +95,8 @@ def main(argv=None) -> None:
         os.execve(sys.executable, [sys.executable, "-m", "ipykernel_launcher", "-f",
                                    args.connection_file, *extra], env)
     cmd = command(args.connection_file, os.getcwd(), extra, env,
-                  limits.get("tmpfs_mb", sandbox.Limits.tmpfs_mb))
-    os.execvp(cmd[0], cmd)
+                  limits.get("tmpfs_mb", sandbox.Limits.tmpfs_mb), seccomp.memfd())
+    os.execvp(cmd[0], cmd)                        # the filter's fd is inherited: bwrap reads it
 
 
 if __name__ == "__main__":

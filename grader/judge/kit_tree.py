@@ -25,7 +25,7 @@ FILES = ("__init__.py", "wire.py", "feedback.py",
          "lessons/__init__.py", "lessons/*/__init__.py", "lessons/*/kit/*.py",
          "judge/__init__.py", "judge/child.py",
          "judge/tamper.py", "judge/tripwires.py", "judge/zygote.py",
-         "judge/confine.py")
+         "judge/confine.py", "judge/seccomp.py")
 
 
 def members() -> list[str]:

@@ -27,7 +27,7 @@ import time
 import warnings
 from dataclasses import dataclass, replace
 
-from . import cgroup, confine, kit_tree, watch
+from . import cgroup, confine, kit_tree, seccomp, watch
 
 GRADER_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -146,11 +146,14 @@ def _hidden_copies() -> list[str]:
 
 
 def bwrap_prefix(share_net: bool = False, cwd: str | None = None,
-                 tmpfs_mb: int = Limits.tmpfs_mb, writable_cwd: bool = True) -> list[str]:
+                 tmpfs_mb: int = Limits.tmpfs_mb, writable_cwd: bool = True,
+                 seccomp_fd: int | None = None, keep_caps: tuple[str, ...] = ()) -> list[str]:
     """bubblewrap options: read-only system and Python, ``cwd`` bound (writable unless told
     otherwise), and a private /tmp and /dev/shm of ``tmpfs_mb`` MiB each (``--dev``'s own
     /dev/shm is a folder of an unbounded tmpfs, so /dev is remounted read-only once /dev/shm is
-    mounted over it)."""
+    mounted over it). Run by root, bubblewrap leaves root's capabilities in the box (enough to
+    remount a read-only bind read-write): all are dropped but ``keep_caps``. ``seccomp_fd``
+    holds the filter of `seccomp` the box's command starts under."""
     size = ["--size", str(tmpfs_mb * 2 ** 20)]
     cmd = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session",
            "--proc", "/proc", "--dev", "/dev", *size, "--tmpfs", "/dev/shm",
@@ -165,6 +168,10 @@ def bwrap_prefix(share_net: bool = False, cwd: str | None = None,
         cmd += ["--tmpfs", hidden]
     if cwd:
         cmd += ["--bind" if writable_cwd else "--ro-bind", cwd, cwd]
+    if os.geteuid() == 0:
+        cmd += ["--cap-drop", "ALL"] + [x for cap in keep_caps for x in ("--cap-add", cap)]
+    if seccomp_fd is not None:
+        cmd += ["--seccomp", str(seccomp_fd)]
     return cmd + ["--chdir", cwd or "/tmp"]
 
 
@@ -222,9 +229,9 @@ def _launched(cmd: list[str], spec: dict) -> list[str]:
 
 
 def command(argv: list[str], use_bwrap: bool, cache: CompileCache | None = None,
-            tmpfs_mb: int = Limits.tmpfs_mb) -> list[str]:
-    box = bwrap_prefix(tmpfs_mb=tmpfs_mb) + (cache.bwrap_args() if cache else []) \
-        if use_bwrap else []
+            tmpfs_mb: int = Limits.tmpfs_mb, seccomp_fd: int | None = None) -> list[str]:
+    box = bwrap_prefix(tmpfs_mb=tmpfs_mb, seccomp_fd=seccomp_fd) + \
+        (cache.bwrap_args() if cache else []) if use_bwrap else []
     return box + list(argv)
 
 
@@ -263,17 +270,21 @@ def run_argv(argv: list[str], stdin: str, limits: Limits = Limits(),
 
     def launch(group, spec):
         answer_r, answer_w = os.pipe()
+        filt = seccomp.memfd() if use_bwrap else None
         try:
             proc = subprocess.Popen(
-                _launched(command(argv, use_bwrap, cache, limits.tmpfs_mb), spec),
+                _launched(command(argv, use_bwrap, cache, limits.tmpfs_mb, filt), spec),
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                pass_fds=(answer_w,), env=dict(child_env(cache), **{ANSWER_FD: str(answer_w)}),
+                pass_fds=(answer_w,) + ((filt,) if filt is not None else ()),
+                env=dict(child_env(cache), **{ANSWER_FD: str(answer_w)}),
                 start_new_session=True, cwd=None if use_bwrap else tempfile.gettempdir())
         except BaseException:
             os.close(answer_r)
             raise
         finally:
             os.close(answer_w)
+            if filt is not None:
+                os.close(filt)
         return proc, answer_r
 
     return follow(launch, stdin.encode(), limits, budget, use_bwrap)

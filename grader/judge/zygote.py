@@ -31,9 +31,10 @@ import socket
 import sys
 import traceback
 
-from . import confine
+from . import confine, seccomp
 
 READY = "ready"
+SETUP_FAILED = 71                 # a forked child's exit status when its own set-up failed
 STAGE = "/inside-vmap-stage"      # an empty folder of the zygote's box: where the new /tmp is built
 ANSWER_FD = 3
 _MS_NOSUID, _MS_NODEV, _MS_RDONLY, _MS_REMOUNT = 2, 4, 1, 32
@@ -128,6 +129,7 @@ def _child(fds: list[int], spec: dict) -> None:
     if pid:      # stays behind to pass on the exit status, holding the pipes open till then
         os._exit(_exit_code(os.waitpid(pid, 0)[1]))  # (their end is the trusted side's "done")
     _drop_privileges()
+    seccomp.install()                                # no namespace or mount of its own from here
     confine.apply({"rlimits": spec.get("rlimits", {})})
     os.environ["INSIDE_VMAP_ANSWER_FD"] = str(ANSWER_FD)
     from . import child
@@ -183,7 +185,7 @@ def serve(sock: socket.socket) -> None:
                 _child(fds, request)
             except BaseException:
                 traceback.print_exc()                # to the child's stderr once it is dup'ed
-            os._exit(71)
+            os._exit(SETUP_FAILED)
         for fd in fds:
             os.close(fd)
         _send(sock, forked=pid)

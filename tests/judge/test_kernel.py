@@ -9,6 +9,7 @@ from nbclient import NotebookClient
 from traitlets.config import Config
 
 from grader.judge import kernel, sandbox
+from tests.fixtures.attacks import ESCALATIONS
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -48,12 +49,17 @@ def test_sandboxed_kernel_hides_course_and_network(tmp_path, ipc_config):
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell(PROBE),
                 nbformat.v4.new_code_cell("import jax.numpy as jnp, jax\n"
-                                          "print(jax.vmap(jnp.sin)(jnp.ones((2, 3))).shape)")]
+                                          "print(jax.vmap(jnp.sin)(jnp.ones((2, 3))).shape)"),
+                nbformat.v4.new_code_cell(ESCALATIONS + "import json, os\n"
+                                          "print(json.dumps(escalations(os.getcwd())))")]
     NotebookClient(nb, kernel_name=kernel.NAME, config=ipc_config, timeout=120,
                    resources={"metadata": {"path": str(work)}}).execute()
     seen = json.loads(nb.cells[0].outputs[0]["text"])
     assert seen == {"course": False, "net": False, "cwd_files": ["answer.ipynb"]}
     assert nb.cells[1].outputs[0]["text"].strip() == "(2, 3)"
+    escaped = json.loads(nb.cells[2].outputs[0]["text"])
+    assert not any(escaped.values()), escaped       # and the submission's folder stays read-only
+    assert sorted(p.name for p in work.iterdir()) == ["answer.ipynb"]
 
 
 def test_tcp_connection_keeps_the_network_and_says_so(tmp_path, capsys):

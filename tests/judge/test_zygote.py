@@ -9,7 +9,8 @@ import subprocess
 import pytest
 
 from grader import wire
-from grader.judge import cgroup, forked, sandbox
+from grader.judge import cgroup, forked, sandbox, zygote
+from tests.fixtures.attacks import ESCALATIONS
 
 pytestmark = pytest.mark.skipif(not sandbox.available(), reason="bubblewrap is not available")
 
@@ -72,7 +73,9 @@ def test_nothing_the_children_share_is_writable(zygote_pid):
         "    f = line.split()\n    if 'rw' in f[5].split(','):\n        rw.append(f[4])\n"
         "for d in ('/', '/etc', '/inside-vmap-stage', '/usr', '/dev'):\n    try:\n"
         "        open(os.path.join(d, 'left-here'), 'w').close()\n        wrote.append(d)\n"
-        "    except OSError:\n        pass\n" + report("(rw, wrote)"))
+        "    except OSError:\n        pass\n"
+        "try:\n    os.rmdir('/inside-vmap-stage')\n    wrote.append('rmdir')\n"
+        "except OSError:\n    pass\n" + report("(rw, wrote)"))
     (seen,) = reported(errors)
     rw, wrote = eval(seen)
     assert wrote == []
@@ -88,6 +91,17 @@ def test_a_child_holds_no_capability_and_cannot_uncover_the_zygotes_tmp(zygote_p
     (seen,) = reported(errors)
     caps, gone = eval(seen)
     assert set(caps) == {"0000000000000000"} and not gone
+
+
+@pytest.mark.parametrize("fork", [True, False], ids=["forked", "own box"])
+def test_no_way_out_of_a_judge_child_works(fork):
+    errors, failure = cells_run(ESCALATIONS + report(f"escalations({sandbox.kits()!r})"),
+                                forked_=fork)
+    assert failure is None, failure
+    (seen,) = reported(errors)
+    escaped = eval(seen)
+    assert set(escaped) == {"capability", "user namespace", "cgroupfs", "remount"}
+    assert not any(escaped.values()), escaped
 
 
 def test_a_child_holds_only_its_own_pipes(zygote_pid):
@@ -196,3 +210,14 @@ def test_a_zygote_of_another_run_is_stopped_not_kept(zygote_pid):
     errors, failure = cells_run(report("'other'"), limits=other)
     assert failure is None and reported(errors) == ["'other'"]
     assert subprocess.run(["kill", "-0", str(zygote_pid)], capture_output=True).returncode != 0
+
+
+def test_a_child_whose_set_up_failed_retires_its_zygote(zygote_pid):
+    """Exit status 71 is a child's own set-up failing before any cell (the zygote may be what is
+    broken): the child runs again in a fresh zygote. An answer exiting 71 costs itself that."""
+    _, failure = cells_run(f"import sys\nsys.exit({zygote.SETUP_FAILED})")
+    assert failure is not None and failure.startswith(f"exited with status {zygote.SETUP_FAILED}")
+    pids = [z.proc.pid for zs in forked._IDLE.values() for z in zs if z.alive()]
+    assert pids and zygote_pid not in pids
+    errors, failure = cells_run(report("'then'"))
+    assert failure is None and reported(errors) == ["'then'"]
