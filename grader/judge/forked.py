@@ -35,12 +35,13 @@ def _box(cache: sandbox.CompileCache | None, tmpfs_mb: int) -> list[str]:
     shares it: its root (bubblewrap's tmpfs), /tmp, /dev/shm and the tmpfs over a hidden copy
     of the course read-only (each child gets a fresh /tmp and /dev/shm), and an empty folder
     to build them in."""
-    ro = ["/tmp", "/dev/shm", *sandbox._hidden_copies(), "/"]
+    ro = ["/tmp", "/dev/shm", *sandbox._hidden_copies()]
     # Run by root, its children map uid 0 into their user namespaces: that takes CAP_SETFCAP.
     # They drop it with every other capability (and take the seccomp filter) before any cell.
     box = sandbox.bwrap_prefix(tmpfs_mb=tmpfs_mb, keep_caps=("CAP_SETFCAP",))
     return (box + (cache.bwrap_args() if cache else []) +
-            ["--dir", zygote.STAGE] + [x for path in ro for x in ("--remount-ro", path)])
+            sandbox.sealed(["--dir", zygote.STAGE] +
+                           [x for path in ro for x in ("--remount-ro", path)]))
 
 
 def _host_pid(root: int, box_pid: int) -> int | None:

@@ -55,7 +55,8 @@ def command(connection_file: str, cwd: str, extra: list[str] = (), env: dict | N
     else:
         print("inside-vmap: kernel sandbox keeps the network (ZeroMQ over TCP); set "
               "KernelManager.transport='ipc' to remove it", file=sys.stderr)
-    return box + [sys.executable, "-m", "ipykernel_launcher", "-f", connection_file, *extra]
+    return sandbox.sealed(box) + [sys.executable, "-m", "ipykernel_launcher", "-f",
+                                  connection_file, *extra]
 
 
 def install(prefix: str = sys.prefix) -> str:

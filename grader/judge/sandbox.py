@@ -175,6 +175,12 @@ def bwrap_prefix(share_net: bool = False, cwd: str | None = None,
     return cmd + ["--chdir", cwd or "/tmp"]
 
 
+def sealed(box: list[str]) -> list[str]:
+    """``box`` with bubblewrap's own root (a tmpfs, unbounded by ``tmpfs_mb``) read-only: the
+    last of its options, once every bind has made its mount point."""
+    return box + ["--remount-ro", "/"]
+
+
 def available() -> bool:
     if shutil.which("bwrap") is None:
         return False
@@ -230,8 +236,8 @@ def _launched(cmd: list[str], spec: dict) -> list[str]:
 
 def command(argv: list[str], use_bwrap: bool, cache: CompileCache | None = None,
             tmpfs_mb: int = Limits.tmpfs_mb, seccomp_fd: int | None = None) -> list[str]:
-    box = bwrap_prefix(tmpfs_mb=tmpfs_mb, seccomp_fd=seccomp_fd) + \
-        (cache.bwrap_args() if cache else []) if use_bwrap else []
+    box = sealed(bwrap_prefix(tmpfs_mb=tmpfs_mb, seccomp_fd=seccomp_fd) +
+                 (cache.bwrap_args() if cache else [])) if use_bwrap else []
     return box + list(argv)
 
 

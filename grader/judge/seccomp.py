@@ -5,7 +5,7 @@ In a user namespace of its own a process gets every capability back, can mount c
 and, as the owner of its cgroup's files, raise its own limits (the fourth red-team round did so
 for memory, tasks and CPU). So every box refuses ``unshare``, ``setns``, ``clone`` with a
 ``CLONE_NEW*`` flag, ``clone3`` (whose flags a filter cannot read: ENOSYS, and the C library falls
-back to ``clone``), and every mount call, with EPERM; and 32-bit calls of a 64-bit process. The
+back to ``clone``), every mount call and ``ptrace``, with EPERM; and 32-bit calls of a 64-bit process. The
 kernel's and a judge child's own box get this filter from bubblewrap (``--seccomp FD``,
 `memfd`); a child forked from the zygote installs it itself (`install`), after its own
 namespaces are made. `program` is classic BPF, as ``seccomp_export_bpf`` would write it.
@@ -20,10 +20,11 @@ import struct
 # ---- the filter --------------------------------------------------------------------------------
 _AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
 _X32_BIT = 0x40000000                            # x86_64's x32 ABI: the same calls, another number
-# Per architecture: unshare, setns, mount, umount2, pivot_root, and the new mount API
-# (open_tree, move_mount, fsopen, fsconfig, fsmount, fspick, mount_setattr); then clone, clone3.
-_DENIED = {"x86_64": (272, 308, 165, 166, 155, 428, 429, 430, 431, 432, 433, 442),
-           "aarch64": (97, 268, 40, 39, 41, 428, 429, 430, 431, 432, 433, 442)}
+# Per architecture: unshare, setns, mount, umount2, pivot_root, the new mount API (open_tree,
+# move_mount, fsopen, fsconfig, fsmount, fspick, mount_setattr, open_tree_attr), and ptrace (a
+# box's process could stop bubblewrap's pid 1 and hang its own box); then clone, clone3.
+_DENIED = {"x86_64": (272, 308, 165, 166, 155, 428, 429, 430, 431, 432, 433, 442, 467, 101),
+           "aarch64": (97, 268, 40, 39, 41, 428, 429, 430, 431, 432, 433, 442, 467, 117)}
 _CLONE = {"x86_64": 56, "aarch64": 220}
 _CLONE3 = 435
 # CLONE_NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET (clone's flags are its first
