@@ -37,6 +37,14 @@ def reported(errors: list[str]) -> list[str]:
     return [e.split("REPORT ", 1)[1] for e in errors if "REPORT " in e]
 
 
+def observed(*sources, **kw):
+    """The one value the cells reported, with no failure of the child."""
+    errors, failure = cells_run(*sources, **kw)
+    assert failure is None, failure
+    (seen,) = reported(errors)
+    return eval(seen)
+
+
 @pytest.fixture
 def zygote_pid():
     """The pid of the zygote that serves this thread, started now if there is none."""
@@ -68,7 +76,7 @@ def test_what_was_bound_under_tmp_stays_readable_and_read_only(zygote_pid):
 
 
 def test_nothing_the_children_share_is_writable(zygote_pid):
-    errors, _ = cells_run(
+    rw, wrote = observed(
         "import os\nrw, wrote = [], []\nfor line in open('/proc/self/mountinfo'):\n"
         "    f = line.split()\n    if 'rw' in f[5].split(','):\n        rw.append(f[4])\n"
         "for d in ('/', '/etc', '/inside-vmap-stage', '/usr', '/dev'):\n    try:\n"
@@ -76,42 +84,32 @@ def test_nothing_the_children_share_is_writable(zygote_pid):
         "    except OSError:\n        pass\n"
         "try:\n    os.rmdir('/inside-vmap-stage')\n    wrote.append('rmdir')\n"
         "except OSError:\n    pass\n" + report("(rw, wrote)"))
-    (seen,) = reported(errors)
-    rw, wrote = eval(seen)
     assert wrote == []
     # Its own /tmp and /dev/shm, /proc (its /sys is bubblewrap's read-only), device nodes.
     assert all(p in ("/tmp", "/dev/shm", "/proc") or p.startswith("/dev/") for p in rw), rw
 
 
 def test_a_child_holds_no_capability_and_cannot_uncover_the_zygotes_tmp(zygote_pid):
-    errors, _ = cells_run(
+    caps, gone = observed(
         "import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\n"
         "caps = [l.split()[1] for l in open('/proc/self/status') if l.startswith('Cap')]\n"
         "gone = libc.umount2(b'/tmp', 2) == 0\n" + report("(caps, gone)"))
-    (seen,) = reported(errors)
-    caps, gone = eval(seen)
     assert set(caps) == {"0000000000000000"} and not gone
 
 
 @pytest.mark.parametrize("fork", [True, False], ids=["forked", "own box"])
 def test_no_way_out_of_a_judge_child_works(fork):
-    errors, failure = cells_run(ESCALATIONS + report(f"escalations({sandbox.kits()!r})"),
-                                forked_=fork)
-    assert failure is None, failure
-    (seen,) = reported(errors)
-    escaped = eval(seen)
+    escaped = observed(ESCALATIONS + report(f"escalations({sandbox.kits()!r})"), forked_=fork)
     assert set(escaped) == {"capability", "user namespace", "cgroupfs", "remount", "ptrace",
                             "root writable"}
     assert not any(escaped.values()), escaped
 
 
 def test_a_child_holds_only_its_own_pipes(zygote_pid):
-    errors, _ = cells_run(
+    found = observed(
         "import os\nfound = {}\nfor fd in os.listdir('/proc/self/fd'):\n    try:\n"
         "        found[int(fd)] = os.readlink(f'/proc/self/fd/{fd}').split(':')[0]\n"
         "    except OSError:\n        pass\n" + report("found"))
-    (seen,) = reported(errors)
-    found = eval(seen)
     assert [found[fd] for fd in range(4)] == ["pipe"] * 4      # stdin, stdout, stderr, answer
     assert "socket" not in found.values()                    # not the zygote's control socket
 
