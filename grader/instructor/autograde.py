@@ -146,7 +146,8 @@ class AutogradeEach(NbGrader):
         self._say(f"autograde: {len(queue)} submission(s) of {', '.join(assignments) or 'nothing'}"
                   f" in {root}")
         self._say(f"autograde: kernels and judge children limited by {sandbox.mechanism()}")
-        if JudgeExercises(parent=self).fork_children and sandbox.available():
+        judge = JudgeExercises(parent=self)
+        if judge.fork_children and judge.sandbox != "none" and sandbox.available():
             self._say("autograde: judge children forked from one zygote per grading process, "
                       "each in namespaces of its own (JudgeExercises.fork_children)")
         records = status.load(root)

@@ -2,11 +2,11 @@
 
 The judge's child starts as ``python -I -S .../confine.py SPEC CMD...``; the grading
 kernel's launcher (``kernel.py``) calls `apply` before it execs bubblewrap, and a child forked
-from the zygote (``zygote.py``) calls it for its rlimits (the trusted side moved it into its group). Doing it here rather
-than in ``preexec_fn`` matters: the grading process runs JAX's threads, and forking a threaded
-process to run Python code can deadlock. Everything the box starts inherits both the group and
-the rlimits, and nothing in the box can leave the group (no /sys in the box, and a new cgroup
-namespace).
+from the zygote (``zygote.py``) calls it for its rlimits (the trusted side moved it into its
+group). Doing it here rather than in ``preexec_fn`` matters: the grading process runs JAX's
+threads, and forking a threaded process to run Python code can deadlock. Everything the box
+starts inherits both the group and the rlimits, and nothing in the box can leave the group (no
+/sys in the box, and a new cgroup namespace).
 """
 from __future__ import annotations
 

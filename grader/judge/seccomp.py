@@ -5,8 +5,8 @@ In a user namespace of its own a process gets every capability back, can mount c
 and, as the owner of its cgroup's files, raise its own limits (the fourth red-team round did so
 for memory, tasks and CPU). So every box refuses ``unshare``, ``setns``, ``clone`` with a
 ``CLONE_NEW*`` flag, ``clone3`` (whose flags a filter cannot read: ENOSYS, and the C library falls
-back to ``clone``), every mount call and ``ptrace``, with EPERM; and 32-bit calls of a 64-bit process. The
-kernel's and a judge child's own box get this filter from bubblewrap (``--seccomp FD``,
+back to ``clone``), every mount call and ``ptrace``, with EPERM; and 32-bit calls of a 64-bit
+process. The kernel's and a judge child's own box get this filter from bubblewrap (``--seccomp FD``,
 `memfd`); a child forked from the zygote installs it itself (`install`), after its own
 namespaces are made. `program` is classic BPF, as ``seccomp_export_bpf`` would write it.
 """

@@ -10,7 +10,8 @@ again, from the inside, before it reads a byte of student code:
 * a fresh, size-limited /tmp and /dev/shm (what the zygote's box bound under /tmp is bound into
   the new /tmp again, read-only as before); the zygote's own /tmp and /dev/shm are read-only, so
   nothing is left there for a later child to find even if one is uncovered;
-* no capabilities (those the new user namespace gave it are dropped) and no new privileges;
+* no capabilities (those the new user namespace gave it are dropped), no new privileges, and the
+  system-call filter of every box (``seccomp.py``: no namespace or mount of its own);
 * the rlimits the trusted process sends, its answer pipe as fd 3, every other fd closed.
 
 The trusted side (``forked.py``) moves the child into its cgroup before it lets it go on: the
