@@ -6,11 +6,14 @@ cut is silent (that channel then hears nothing more), so the client watches its 
 """
 from __future__ import annotations
 
+import json
+import os
+
 import zmq
 import zmq.asyncio
 from jupyter_client.asynchronous import AsyncKernelClient
 from jupyter_client.manager import AsyncKernelManager
-from traitlets import DottedObjectName, Int, Type, default
+from traitlets import Bool, DottedObjectName, Int, Type, default
 
 
 class BoundedKernelClient(AsyncKernelClient):
@@ -47,10 +50,42 @@ class BoundedKernelManager(AsyncKernelManager):
     client_class = DottedObjectName("grader.judge.channels.BoundedKernelClient")
     client_factory = Type(klass=BoundedKernelClient)
     max_message_bytes = Int(-1, help="Passed to every client it makes.")
+    fork_kernel = Bool(False, help="Fork the sandboxed grading kernel from a zygote that has "
+                                   "imported JAX and ipykernel (grader.judge.kernel.forked), "
+                                   "in the same box and limits; where none starts, launch it "
+                                   "as usual.").tag(config=True)
 
     def client(self, **kwargs):
         kwargs.setdefault("max_message_bytes", self.max_message_bytes)
         return super().client(**kwargs)
+
+    async def _async_launch_kernel(self, kernel_cmd, **kw):
+        # jupyter_client's documented place to launch a kernel differently.
+        process = None
+        if self.fork_kernel:
+            from . import kernel
+            with open(self.connection_file) as fh:
+                connection = json.load(fh)
+            process = kernel.forked(kernel_cmd, kw.get("cwd"), kw.get("env") or os.environ,
+                                    connection)
+        if process is None:
+            return await super()._async_launch_kernel(kernel_cmd, **kw)
+        p = self.provisioner
+        p.process, p.pid, p.pgid, p.cwd = process, process.pid, None, kw.get("cwd")
+        self._reconcile_connection_info(p.connection_info)
+
+    async def _async_cleanup_resources(self, restart: bool = False) -> None:
+        # A kernel found dead is never waited for (nbclient goes straight here): a forked one
+        # is reaped now, so its zygote serves the next.
+        from . import forked
+        process = getattr(self.provisioner, "process", None)
+        if isinstance(process, forked.Kernel):
+            if process.poll() is None:
+                process.kill()
+            process.wait(forked.REPLY_S)
+        await super()._async_cleanup_resources(restart=restart)
+
+    cleanup_resources = _async_cleanup_resources     # AsyncKernelManager's public name for it
 
 
 def size(content) -> int:

@@ -21,14 +21,16 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
+import tempfile
 import threading
 import time
 
 from nbclient.util import run_sync
 from nbformat.v4 import new_output
 from nbgrader.preprocessors import Execute
-from traitlets import Enum, Int, List, Unicode
+from traitlets import Bool, Enum, Int, List, Unicode
 
 from . import cgroup, kernel, quota, sandbox, watch
 from .channels import BoundedKernelClient, BoundedKernelManager, size as message_size
@@ -70,6 +72,11 @@ class BoundedExecute(Execute):
     env_keep = List(Unicode(), default_value=list(kernel.ENV_KEEP),
                     help="Variables of nbgrader's environment the kernel keeps; it gets no "
                          "others (HOME and PYTHONPATH are set).").tag(config=True)
+    fork_kernels = Bool(True, help="Fork each boxed kernel from a zygote that has imported JAX "
+                                   "and ipykernel once per grading process (grader.judge."
+                                   "zygote), in the same box, limits and environment; where "
+                                   "one cannot start, or False, each kernel is launched in a "
+                                   "box of its own.").tag(config=True)
 
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("kernel_manager_class", BoundedKernelManager)
@@ -82,6 +89,7 @@ class BoundedExecute(Execute):
             if sandbox.cgroups() else None
         self._reason, self._group, self._exit_code, self._cut = None, group, None, False
         self._seen = {"all": 0, "kept": 0, "cell": None}
+        self._sockets = []                # a folder per kernel started (nbgrader may retry)
         before = quota.snapshot(folder)
         dog = _Watchdog(self, folder, before)
         error = None
@@ -97,6 +105,8 @@ class BoundedExecute(Execute):
                 quota.remove_added(folder, before)
             if group is not None:
                 group.remove()
+            for sockets in self._sockets:
+                shutil.rmtree(sockets, ignore_errors=True)
         if reason:
             raise KernelLimitExceeded(reason) from error
         if error is not None:
@@ -124,6 +134,13 @@ class BoundedExecute(Execute):
         km = super().create_kernel_manager()
         if isinstance(km, BoundedKernelManager):
             km.max_message_bytes = self.output_hard_mb * 2 ** 20 + 2 ** 16
+            km.fork_kernel = self.fork_kernels and self.sandbox != "none"
+        if km.transport == "ipc" and km.ip:
+            # A socket folder of its own: the box binds it, and no other kernel's sockets
+            # (another worker's, at the same time) are there to listen to.
+            sockets = tempfile.mkdtemp(prefix="k-", dir=os.path.dirname(km.ip) or None)
+            getattr(self, "_sockets", []).append(sockets)
+            km.ip = os.path.join(sockets, os.path.basename(km.ip))
         return km
 
     # ---- stopping the kernel ------------------------------------------------------------

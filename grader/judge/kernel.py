@@ -59,6 +59,31 @@ def command(connection_file: str, cwd: str, extra: list[str] = (), env: dict | N
                                   connection_file, *extra]
 
 
+def forked(kernel_cmd: list[str], cwd: str | None, source_env: dict, connection: dict):
+    """The kernel ``kernel_cmd`` would start, forked from a zygote that has imported JAX and
+    ipykernel (``forked.kernel``) in the same box, limits and environment; ``None`` where that
+    does not apply (not this kernelspec, no limits, no box) or no zygote starts, and the
+    kernel is then launched as usual."""
+    try:
+        at = kernel_cmd.index(__name__)
+    except ValueError:
+        return None
+    rest = kernel_cmd[at + 2:]                     # after the connection file
+    limits = [a for a in rest if a.startswith(LIMITS_ARG + "=")]
+    if kernel_cmd[at - 1:at] != ["-m"] or len(limits) != 1:
+        return None
+    spec = json.loads(limits[0].partition("=")[2])
+    if spec.get("kits") and spec["kits"] != sandbox.kits():
+        return None
+    if spec.get("sandbox", "auto") == "none" or not sandbox.available():
+        return None
+    from . import forked as zygotes
+    env = environment(source_env, spec.get("env", ENV_KEEP))
+    return zygotes.kernel(connection, cwd or os.getcwd(), [a for a in rest if a not in limits],
+                          env, spec.get("tmpfs_mb", sandbox.Limits.tmpfs_mb),
+                          spec.get("confine", {}))
+
+
 def install(prefix: str = sys.prefix) -> str:
     from jupyter_client.kernelspec import KernelSpecManager
     import tempfile

@@ -31,9 +31,11 @@ def mechanism(request, monkeypatch):
     return request.param
 
 
-@pytest.fixture
-def run(tmp_path):
-    """``run(*cells, **limits)``: the executed notebook, or the KernelLimitExceeded raised."""
+@pytest.fixture(params=[True, False], ids=["forked", "own box"])
+def run(tmp_path, request):
+    """``run(*cells, **limits)``: the executed notebook, or the KernelLimitExceeded raised; by a
+    kernel forked from a zygote (where a cgroup holds it: else in a box of its own too) or
+    launched in a box of its own."""
     (tmp_path / "ipc").mkdir()
     folder = tmp_path / "submission"
     folder.mkdir()
@@ -44,6 +46,7 @@ def run(tmp_path):
         c.KernelManager.transport, c.KernelManager.ip = "ipc", str(tmp_path / "ipc" / "k")
         c.Execute.timeout = 30
         c.Execute.extra_arguments = ["--IPKernelApp.log_level=ERROR"]
+        c.BoundedExecute.fork_kernels = request.param
         # RLIMIT_AS counts address space, of which a bare kernel reserves more than 512 MiB.
         memory = 512 if sandbox.cgroups() else 2048
         for name, value in dict(dict(memory_mb=memory, max_tasks=64, disk_mb=4, cell_output_kb=64,

@@ -189,7 +189,7 @@ def test_without_a_zygote_the_child_gets_a_box_of_its_own(monkeypatch):
         raise forked.ZygoteFailed("refused for the test")
     monkeypatch.setattr(forked, "Zygote", refuse)
     monkeypatch.setattr(forked, "_IDLE", {})
-    monkeypatch.setattr(forked, "_BROKEN", [])
+    monkeypatch.setattr(forked, "_BROKEN", {})
     errors, failure = cells_run("import os\n" + report("os.getpid() != 1"))
     assert failure is None and reported(errors) == ["True"]     # bubblewrap's pid 2, not 1
     assert forked.broken() == "refused for the test"
@@ -220,3 +220,132 @@ def test_a_child_whose_set_up_failed_retires_its_zygote(zygote_pid):
     assert pids and zygote_pid not in pids
     errors, failure = cells_run(report("'then'"))
     assert failure is None and reported(errors) == ["'then'"]
+
+
+# ---- grading kernels forked from a zygote of their own ---------------------------------------
+def _kernel_installed() -> bool:
+    from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
+    from grader.judge import kernel
+    try:
+        KernelSpecManager().get_kernel_spec(kernel.NAME)
+        return True
+    except NoSuchKernel:
+        return False
+
+
+needs_kernel = pytest.mark.skipif(not (_kernel_installed() and sandbox.cgroups()), reason=(
+    "needs the inside-vmap-sandboxed kernelspec (make setup) and a cgroup per kernel (root, or "
+    "a delegated cgroup v2): kernels are forked only into one"))
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    """A course's ``autograded/`` with two students' folders, and a socket folder for kernels."""
+    base = tmp_path_factory.mktemp("kernels")
+    for student in ("s1", "s2"):
+        (base / "autograded" / student / "a1").mkdir(parents=True)
+        (base / "autograded" / student / "a1" / "a1.ipynb").write_text(f"{student}'s answers")
+    (base / "sockets").mkdir()
+    return base
+
+
+def kernel_run(course, *cells, student="s1", fork=True, **execute):
+    """Each cell's printed text (or error) after BoundedExecute ran them in ``student``'s folder."""
+    import nbformat
+    from traitlets.config import Config
+    from grader.judge import execute as ex, kernel
+    c = Config()
+    c.KernelManager.transport, c.KernelManager.ip = "ipc", str(course / "sockets" / "kernel")
+    c.Execute.timeout = 30
+    c.Execute.extra_arguments = ["--IPKernelApp.log_level=ERROR"]
+    c.BoundedExecute.fork_kernels = fork
+    for name, value in execute.items():
+        setattr(c.Execute, name, value)
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s) for s in cells])
+    folder = course / "autograded" / student / "a1"
+    out, _ = ex.BoundedExecute(config=c, kernel_name=kernel.NAME).preprocess(
+        nb, {"metadata": {"path": str(folder)}})
+    return ["".join(o.get("text", "") or f"{o.get('ename')}: {o.get('evalue')}"
+                    for o in cell.outputs) for cell in out.cells]
+
+
+FORKED = "import os, sys\nprint('jax' in sys.modules and 'ipykernel' in sys.modules)"
+
+
+def _kernel_zygotes() -> list[int]:
+    return [z.proc.pid for k, zs in forked._IDLE.items() if k[0] == "kernel" for z in zs
+            if z.alive()]
+
+
+@needs_kernel
+def test_a_forked_kernel_sees_its_own_folder_and_sockets_only(course):
+    seen = kernel_run(course, FORKED, "print(sorted(os.listdir('../..')), os.listdir('..'), "
+                                      "sorted(os.listdir('.')), open('a1.ipynb').read())",
+                      f"print(os.listdir({str(course / 'sockets')!r}))",
+                      "open('planted', 'w')")
+    assert seen[0] == "True\n", "not forked: " + seen[0]
+    assert seen[1] == "['s1'] ['a1'] ['a1.ipynb'] s1's answers\n"
+    (own,) = eval(seen[2])                      # its own socket folder, no other kernel's
+    assert own.startswith("k-")
+    assert "Read-only file system" in seen[3]
+    assert sorted(os.listdir(course / "sockets")) == []      # removed once the kernel ended
+    assert kernel_run(course, "print(open('a1.ipynb').read())", student="s2") == [
+        "s2's answers\n"]
+
+
+@needs_kernel
+def test_no_way_out_of_a_forked_kernel_works(course):
+    from tests.fixtures.attacks import ESCALATIONS
+    seen = kernel_run(course, FORKED, ESCALATIONS + f"print(escalations({sandbox.kits()!r}))")
+    assert seen[0] == "True\n"
+    escaped = eval(seen[1])
+    assert set(escaped) == {"capability", "user namespace", "cgroupfs", "remount", "ptrace",
+                            "root writable"}
+    assert not any(escaped.values()), escaped
+
+
+@needs_kernel
+def test_nothing_a_forked_kernel_starts_outlives_it(course):
+    mark = f"inside-vmap-kernel-outlive-{os.getpid()}"
+    seen = kernel_run(course, FORKED, "import subprocess\n"
+                      f"subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)', "
+                      f"{mark!r}], start_new_session=True)\nprint('started')")
+    assert seen == ["True\n", "started\n"]
+    assert subprocess.run(["pgrep", "-f", mark], capture_output=True).stdout.split() == []
+
+
+@needs_kernel
+@pytest.mark.parametrize("harm, replaced", [
+    ("os.kill(os.getppid(), signal.SIGKILL)", True),
+    ("os.kill(os.getppid(), signal.SIGSTOP)", True),
+    ("os.kill(-1, signal.SIGKILL)", True),
+    ("os.killpg(0, signal.SIGKILL)", False),          # its own process group only
+    ("resource.prlimit(os.getppid(), resource.RLIMIT_NOFILE, (16, 16))", True),
+    ("os.setpriority(os.PRIO_PROCESS, os.getppid(), 19)", False),   # refused
+], ids=["kill", "stop", "kill all", "kill group", "rlimit", "nice"])
+def test_what_a_kernel_does_to_its_zygote_costs_only_itself(course, harm, replaced):
+    """A kernel shares its zygote's pid namespace, so it can name it: a zygote found dead,
+    stopped or changed is replaced before it forks the next kernel, which is graded as usual."""
+    kernel_run(course, FORKED)
+    before = _kernel_zygotes()
+    try:
+        kernel_run(course, "import os, resource, signal\n" + harm, "print('after')")
+    except Exception:
+        pass                                   # this submission may fail: it is its own doing
+    assert kernel_run(course, FORKED, "print(open('a1.ipynb').read())", student="s2") == [
+        "True\n", "s2's answers\n"]
+    assert bool(set(before) - set(_kernel_zygotes())) == replaced
+
+
+@needs_kernel
+def test_an_interrupt_reaches_a_forked_kernel(course):
+    seen = kernel_run(course, FORKED, "import time\ntime.sleep(60)", "print('went on')",
+                      timeout=3, interrupt_on_timeout=True)
+    assert seen[0] == "True\n" and "KeyboardInterrupt" in seen[1] and seen[2] == "went on\n"
+
+
+@needs_kernel
+def test_without_a_cgroup_or_when_told_a_kernel_gets_a_box_of_its_own(course, monkeypatch):
+    assert kernel_run(course, FORKED, fork=False)[0] == "False\n"
+    monkeypatch.setattr(sandbox, "cgroups", lambda: False)
+    assert kernel_run(course, FORKED)[0] == "False\n"
