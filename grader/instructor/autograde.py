@@ -62,7 +62,7 @@ from traitlets import Bool, Int, Unicode, default
 
 from ..judge import ahead, sandbox
 from ..judge.preprocessor import JudgeExercises
-from ..judge.execute import MARK as LIMIT_MARK
+from ..judge.execute import MARK as LIMIT_MARK, BoundedExecute
 from ..nbgrader_plugins import (FAILED, GRADED, GRADING, KERNEL_DIED, MISSING, TIMED_OUT,
                                 UNREADABLE, GradingStatus, autograded_complete,
                                 inspect_submission)
@@ -146,10 +146,16 @@ class AutogradeEach(NbGrader):
         self._say(f"autograde: {len(queue)} submission(s) of {', '.join(assignments) or 'nothing'}"
                   f" in {root}")
         self._say(f"autograde: kernels and judge children limited by {sandbox.mechanism()}")
-        judge = JudgeExercises(parent=self)
-        if judge.fork_children and judge.sandbox != "none" and sandbox.available():
+        judge, execute = JudgeExercises(parent=self), BoundedExecute(parent=self)
+        boxed = sandbox.available()
+        if judge.fork_children and judge.sandbox != "none" and boxed:
             self._say("autograde: judge children forked from one zygote per grading process, "
                       "each in namespaces of its own (JudgeExercises.fork_children)")
+        if execute.fork_kernels and execute.sandbox != "none" and boxed:
+            self._say("autograde: grading kernels forked from one zygote per grading process, "
+                      "each in its own cgroup and namespaces (BoundedExecute.fork_kernels)"
+                      if sandbox.cgroups() else "autograde: grading kernels start in boxes of "
+                      "their own: no cgroup can be made here to hold a forked one")
         records = status.load(root)
         # nbgrader's SaveAutoGrades and AssignLatePenalties open the gradebook without a course
         # id, which adds a "default_course" row on first use: made here, once, so parallel

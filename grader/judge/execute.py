@@ -11,8 +11,8 @@ keeps that process small whatever the kernel sends:
 * the kernel gets a cgroup (memory, tasks; CPU is read from it) or, where none can be made,
   rlimits and a count of its process tree (see ``sandbox.py``), its tmpfs are sized, and it
   starts with an allow-listed environment (``kernel.py``);
-* what it adds to the submission's folder is counted while it runs and after (``quota.py``):
-  past ``disk_mb`` it is stopped and what it added is removed.
+* what it adds to the submission's folder, or to its own socket folder, is counted while it
+  runs and after (``quota.py``): past ``disk_mb`` it is stopped and what it added is removed.
 
 A limit hit fails the submission with `KernelLimitExceeded`, whose message nbgrader logs and
 ``grader.instructor.autograde`` records as the reason; the rest of the batch is graded.
@@ -54,9 +54,9 @@ class BoundedExecute(Execute):
     wall_seconds = Int(1200, help="Wall-clock seconds for the whole notebook (each cell has "
                                   "Execute.timeout as well).").tag(config=True)
     max_tasks = Int(512, help="Processes and threads the kernel may run at once.").tag(config=True)
-    disk_mb = Int(64, help="MiB the kernel may add to the submission's folder, its only "
-                           "writable folder (RLIMIT_FSIZE per file, and a count of the folder)."
-                  ).tag(config=True)
+    disk_mb = Int(64, help="MiB the kernel may add to the submission's folder (writable only "
+                           "unboxed) or to its socket folder, each (RLIMIT_FSIZE per file, and "
+                           "a count of the folder).").tag(config=True)
     tmpfs_mb = Int(sandbox.Limits.tmpfs_mb, help="MiB of each of the kernel's tmpfs (/tmp, "
                                                  "/dev/shm).").tag(config=True)
     cell_output_kb = Int(1024, help="KiB of output kept per cell; the rest is dropped with a "
@@ -278,6 +278,12 @@ class _Watchdog(threading.Thread):
         if quota.added(self.folder, self.before, limit) > limit:
             return (f"the grading kernel wrote more than {self.ex.disk_mb} MiB into the "
                     "submission's folder")
+        # Its socket folder is the host's too, and writable (the fifth red-team round filled the
+        # disk there): anything beside its sockets counts against the same limit.
+        for sockets in getattr(self.ex, "_sockets", ()):
+            if quota.added(sockets, {}, limit) > limit:
+                return (f"the grading kernel wrote more than {self.ex.disk_mb} MiB into its "
+                        "socket folder")
         return None
 
     def finish(self) -> None:

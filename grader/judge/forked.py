@@ -376,14 +376,15 @@ def kernel(connection: dict, cwd: str, extra: list[str], env: dict, tmpfs_mb: in
     args = [x for root, rw in binds for x in ("--bind" if rw else "--ro-bind", root, root)]
     key = ("kernel", tmpfs_mb, tuple(binds), tuple(sorted(env.items())))
     make = lambda: Zygote("kernel", _box(tmpfs_mb, args), env)
-    spec = {"rlimits": confine.get("rlimits", {}), "tmpfs_mb": tmpfs_mb, "keep": keep,
-            "cwd": cwd, "extra": list(extra)}
+    spec = {"rlimits": confine.get("rlimits", {}), "tmpfs_mb": tmpfs_mb}
+    # To the kernel's stdin, not through its zygote, whose memory every later kernel starts as.
+    private = {"keep": keep, "cwd": cwd, "extra": list(extra), "connection": connection}
     for attempt in range(2):      # a zygote found dead or broken: once more, in a fresh one
         z = _take(key, make)
         if z is None:
             return None
         try:
-            return _start_kernel(z, key, spec, connection, confine.get("cgroup", ()))
+            return _start_kernel(z, key, spec, private, confine.get("cgroup", ()))
         except ZygoteFailed as err:
             z.close()
             reason = str(err)
@@ -391,17 +392,11 @@ def kernel(connection: dict, cwd: str, extra: list[str], env: dict, tmpfs_mb: in
     return None
 
 
-def _inherited(fd: int) -> int:
-    """A copy of this process's ``fd`` for the kernel (as a launched kernel inherits it)."""
-    try:
-        return os.dup(fd)
-    except OSError:
-        return os.open(os.devnull, os.O_WRONLY)
-
-
-def _start_kernel(z: Zygote, key: tuple, spec: dict, connection: dict, procs_files) -> Kernel:
+def _start_kernel(z: Zygote, key: tuple, spec: dict, private: dict, procs_files) -> Kernel:
     stdin, ready = os.pipe(), os.pipe()
-    theirs = [stdin[0], _inherited(1), _inherited(2), ready[1]]
+    # Not this process's own stdout and stderr (its log, whose flags a kernel could change).
+    theirs = [stdin[0], os.open(os.devnull, os.O_WRONLY), os.open(os.devnull, os.O_WRONLY),
+              ready[1]]
     try:
         child = z.fork(theirs, spec)
     except BaseException:
@@ -415,7 +410,7 @@ def _start_kernel(z: Zygote, key: tuple, spec: dict, connection: dict, procs_fil
     proc.stdin = os.fdopen(stdin[1], "wb", buffering=0)
     try:
         _enter(proc, procs_files, "kernel")
-        proc.stdin.write(b"G" + json.dumps(connection).encode() + b"\n")
+        proc.stdin.write(b"G" + json.dumps(private).encode() + b"\n")
         boxed = select.select([ready[0]], [], [], KERNEL_READY_S)[0] and \
             os.read(ready[0], 1) == b"R"
     except OSError:

@@ -161,6 +161,8 @@ def _child(fds: list[int], spec: dict, role: str) -> None:
     os.closerange(len(fds), os.sysconf("SC_OPEN_MAX"))   # the control socket among them
     if os.read(0, 1) != b"G":                        # in its cgroup now, or told to stop
         os._exit(70)
+    if role == "kernel":     # what names the student (its folders, its connection): never the
+        spec = dict(spec, **json.loads(_line(0)))     # zygote's to hold for the next kernel
     # A kernel keeps its zygote's pid namespace: the /proc mounted there is its own (ipykernel
     # reads its children from it), and its threads could not start in a new one. Its cgroup
     # (a kernel is forked only into one) holds all it starts, and is killed when it ends.
@@ -194,18 +196,22 @@ def _judge(spec: dict) -> None:
     child.main()
 
 
-def _kernel(spec: dict) -> None:
-    """ipykernel, as ``python -m ipykernel_launcher -f CONNECTION`` would start it in the
-    kernel's own box: in its folder (first on sys.path), with the connection read from stdin."""
+def _line(fd: int) -> bytes:
     line = b""
     while not line.endswith(b"\n"):
-        part = os.read(0, 65536)
+        part = os.read(fd, 65536)
         if not part:
-            raise EOFError("no connection came")
+            raise EOFError("the trusted side sent no spec")
         line += part
+    return line
+
+
+def _kernel(spec: dict) -> None:
+    """ipykernel, as ``python -m ipykernel_launcher -f CONNECTION`` would start it in the
+    kernel's own box: in its folder (first on sys.path), with the connection from stdin."""
     path = "/tmp/inside-vmap-kernel.json"
     with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as fh:
-        fh.write(line.decode())
+        json.dump(spec["connection"], fh)
     os.setsid()                  # a process group of its own: kill(0) reaches no zygote
     os.chdir(spec["cwd"])
     sys.path[0] = spec["cwd"]
@@ -253,11 +259,18 @@ _ROLES = {"judge": _judge, "kernel": _kernel}      # what a forked child runs, o
 def _inherited() -> tuple:
     """What a child inherits that another process of the same user could change in this one
     (a kernel shares this process's pid namespace, so it can name it): the rlimits, the nice
-    value, the CPUs."""
+    value, the CPUs, the OOM score and what a core dump holds."""
     import resource
-    return (tuple(resource.getrlimit(getattr(resource, name)) for name in dir(resource)
-                  if name.startswith("RLIMIT_")),
-            os.getpriority(os.PRIO_PROCESS, 0), sorted(os.sched_getaffinity(0)))
+    found = [tuple(resource.getrlimit(getattr(resource, name)) for name in dir(resource)
+                   if name.startswith("RLIMIT_")),
+             os.getpriority(os.PRIO_PROCESS, 0), sorted(os.sched_getaffinity(0))]
+    for name in ("oom_score_adj", "coredump_filter"):   # writable by the same user, if raised
+        try:
+            with open(f"/proc/self/{name}") as fh:
+                found.append(fh.read())
+        except OSError:
+            found.append(None)
+    return tuple(found)
 
 
 def serve(sock: socket.socket, role: str) -> None:
@@ -291,6 +304,17 @@ def serve(sock: socket.socket, role: str) -> None:
         while json.loads(sock.recv(4096) or b'{"op": "reap"}').get("op") != "reap":
             pass
         os.waitpid(pid, 0)
+        _reap_strays()
+
+
+def _reap_strays() -> None:
+    """Reap any other child that has ended (none should exist: the filter refuses CLONE_PARENT;
+    were one made, its cgroup was killed with the kernel's)."""
+    try:
+        while os.waitpid(-1, os.WNOHANG)[0]:
+            pass
+    except ChildProcessError:
+        pass
 
 
 def main() -> None:

@@ -133,6 +133,45 @@ def test_filling_the_folder_is_stopped_and_undone(run, mechanism, how):
     assert os.listdir(run.folder) == ["answer.ipynb"]
 
 
+def test_filling_the_socket_folder_is_stopped(run, mechanism):
+    """The kernel's socket folder is the host's and writable (its sockets are made there): what
+    else lands there counts against the same disk limit (the fifth red-team round filled it)."""
+    got = run("import os\nfrom ipykernel.connect import get_connection_info\n"
+              "os.chdir(os.path.dirname(get_connection_info(unpack=True)['ip']))\n"
+              + FILL["many files"])
+    assert got.reason == "the grading kernel wrote more than 4 MiB into its socket folder"
+
+
+# A kernel holding one of the grading process's own files could truncate it or clear its
+# O_APPEND (the fifth red-team round rewrote autograde.log so): it holds none.
+OWN_FILES = """import os, stat
+held = []
+for fd in map(int, os.listdir('/proc/self/fd')):
+    try:
+        st, where = os.fstat(fd), os.readlink(f'/proc/self/fd/{fd}')
+    except OSError:
+        continue
+    if stat.S_ISREG(st.st_mode) and not where.startswith(('/tmp/', '/dev/shm/', '/proc/')):
+        held.append(where)
+print(held)
+"""
+
+
+def test_a_kernel_holds_none_of_the_grading_processs_files(run, tmp_path):
+    log = open(tmp_path / "autograde.log", "w")
+    saved = [os.dup(1), os.dup(2)]
+    try:
+        for fd in (1, 2):                 # as make autograde's are: its log
+            os.dup2(log.fileno(), fd)
+        got = run(OWN_FILES)
+    finally:
+        for fd, old in zip((1, 2), saved):
+            os.dup2(old, fd)
+            os.close(old)
+        log.close()
+    assert text(got) == ["[]\n"]
+
+
 @pytest.mark.skipif(not sandbox.available(), reason="bubblewrap not available")
 def test_a_boxed_kernel_cannot_leave_a_link_for_nbgrader_to_write_through(run, mechanism):
     got = run("import os\nos.symlink('/etc/passwd', 'leak.html')")

@@ -101,7 +101,7 @@ def test_a_child_holds_no_capability_and_cannot_uncover_the_zygotes_tmp(zygote_p
 def test_no_way_out_of_a_judge_child_works(fork):
     escaped = observed(ESCALATIONS + report(f"escalations({sandbox.kits()!r})"), forked_=fork)
     assert set(escaped) == {"capability", "user namespace", "cgroupfs", "remount", "ptrace",
-                            "root writable"}
+                            "root writable", "sibling"}
     assert not any(escaped.values()), escaped
 
 
@@ -300,7 +300,7 @@ def test_no_way_out_of_a_forked_kernel_works(course):
     assert seen[0] == "True\n"
     escaped = eval(seen[1])
     assert set(escaped) == {"capability", "user namespace", "cgroupfs", "remount", "ptrace",
-                            "root writable"}
+                            "root writable", "sibling"}
     assert not any(escaped.values()), escaped
 
 
@@ -322,7 +322,9 @@ def test_nothing_a_forked_kernel_starts_outlives_it(course):
     ("os.killpg(0, signal.SIGKILL)", False),          # its own process group only
     ("resource.prlimit(os.getppid(), resource.RLIMIT_NOFILE, (16, 16))", True),
     ("os.setpriority(os.PRIO_PROCESS, os.getppid(), 19)", False),   # refused
-], ids=["kill", "stop", "kill all", "kill group", "rlimit", "nice"])
+    ("open(f'/proc/{os.getppid()}/oom_score_adj', 'w').write('1000')", True),
+    ("open(f'/proc/{os.getppid()}/coredump_filter', 'w').write('0x7f')", True),
+], ids=["kill", "stop", "kill all", "kill group", "rlimit", "nice", "oom score", "core dump"])
 def test_what_a_kernel_does_to_its_zygote_costs_only_itself(course, harm, replaced):
     """A kernel shares its zygote's pid namespace, so it can name it: a zygote found dead,
     stopped or changed is replaced before it forks the next kernel, which is graded as usual."""
@@ -349,3 +351,31 @@ def test_without_a_cgroup_or_when_told_a_kernel_gets_a_box_of_its_own(course, mo
     assert kernel_run(course, FORKED, fork=False)[0] == "False\n"
     monkeypatch.setattr(sandbox, "cgroups", lambda: False)
     assert kernel_run(course, FORKED)[0] == "False\n"
+
+
+# Read from its own memory: the fork's copy of its zygote's (anonymous, writable regions).
+MEMORY = """\
+import re
+found = set()
+with open('/proc/self/maps') as maps, open('/proc/self/mem', 'rb', 0) as mem:
+    for line in maps:
+        f = line.split()
+        if f[1].startswith('rw') and len(f) < 6 or (len(f) == 6 and f[5] == '[heap]'):
+            lo, hi = (int(x, 16) for x in f[0].split('-'))
+            try:
+                mem.seek(lo)
+                found |= set(re.findall(rb'autograded/(s[0-9])/', mem.read(hi - lo)))
+            except OSError:
+                pass
+print(sorted(found))
+"""
+
+
+@needs_kernel
+def test_a_forked_kernel_finds_no_earlier_students_folder_in_its_memory(course):
+    """What names a student (its folders, its connection) goes to the kernel's stdin, never
+    through the zygote, whose memory the next kernel starts as (the fifth red-team round found
+    the earlier student's folder there)."""
+    kernel_run(course, FORKED, student="s1")
+    seen = kernel_run(course, FORKED, MEMORY, student="s2")
+    assert seen[0] == "True\n" and "s1" not in seen[1], seen[1]
