@@ -15,21 +15,45 @@ from .bench import _env, submitted_notebooks
 
 # ---- where make autograde's time goes --------------------------------------------------------------------
 KERNEL = textwrap.dedent("""\
-    import os, sys, tempfile, time
-    from jupyter_client.manager import KernelManager
-    name = sys.argv[1]
-    ipc = tempfile.mkdtemp(prefix="inside-vmap-bench-")
-    t0 = time.monotonic()
-    km = KernelManager(kernel_name=name, transport="ipc", ip=os.path.join(ipc, "kernel"))
-    km.start_kernel(cwd=tempfile.mkdtemp())
-    kc = km.client(); kc.start_channels(); kc.wait_for_ready(60)
-    t1 = time.monotonic()
-    kc.execute_interactive("import jax, jax.numpy as jnp; jnp.ones(3).block_until_ready()",
-                           timeout=60, output_hook=lambda msg: None)
-    t2 = time.monotonic()
-    kc.stop_channels(); km.shutdown_kernel()
-    t3 = time.monotonic()
-    print("@@", f"{t1 - t0:.3f} {t2 - t1:.3f} {t3 - t2:.3f}")
+    import asyncio, json, os, sys, tempfile, time
+    from jupyter_client.manager import AsyncKernelManager
+    name, forked = sys.argv[1], sys.argv[2:] == ["forked"]
+
+    async def main():
+        Manager, extra, group = AsyncKernelManager, [], None
+        if forked:    # as BoundedExecute starts it: limits, a cgroup, from the zygote (the 2nd)
+            from grader.judge import cgroup, channels, kernel, sandbox
+            Manager = channels.BoundedKernelManager
+            group = cgroup.Group.create(2048, 256, "inside-vmap-bench")
+            spec = {"confine": {"rlimits": {}, "cgroup": group.procs_files()},
+                    "kits": sandbox.kits()}
+            extra = [kernel.LIMITS_ARG + "=" + json.dumps(spec)]
+        ipc = tempfile.mkdtemp(prefix="inside-vmap-bench-")
+        course = tempfile.mkdtemp(prefix="inside-vmap-bench-course-")
+        for round in range(2 if forked else 1):
+            cwd = os.path.join(course, "autograded", f"s{round}", "a")
+            os.makedirs(cwd)
+            t0 = time.monotonic()
+            km = Manager(kernel_name=name, transport="ipc",
+                         ip=os.path.join(tempfile.mkdtemp(dir=ipc), "kernel"))
+            km.fork_kernel = forked
+            await km.start_kernel(cwd=cwd, extra_arguments=extra)
+            kc = km.client()
+            kc.start_channels()
+            await kc.wait_for_ready(60)
+            t1 = time.monotonic()
+            await kc.execute_interactive(
+                "import jax, jax.numpy as jnp; jnp.ones(3).block_until_ready()", timeout=60,
+                output_hook=lambda msg: None)
+            t2 = time.monotonic()
+            kc.stop_channels()
+            await km.shutdown_kernel()
+            t3 = time.monotonic()
+        if group is not None:
+            group.remove()
+        print("@@", f"{t1 - t0:.3f} {t2 - t1:.3f} {t3 - t2:.3f}")
+
+    asyncio.run(main())
     """)
 
 
@@ -42,16 +66,21 @@ def breakdown(paths: C.Paths) -> list[tuple[str, float]]:
         t0 = time.monotonic()
         subprocess.run([sys.executable, "-c", code], env=_env(), check=True, cwd=C.ROOT)
         out.append((what, time.monotonic() - t0))
-    for name in ("inside-vmap", "inside-vmap-sandboxed"):
-        p = subprocess.run([sys.executable, "-c", KERNEL, name], env=_env(), capture_output=True,
-                           text=True, cwd=C.ROOT)
+    from ..judge import sandbox
+    kinds = [("inside-vmap", []), ("inside-vmap-sandboxed", [])]
+    if sandbox.available() and sandbox.cgroups():      # where make autograde forks its kernels
+        kinds.append(("inside-vmap-sandboxed", ["forked"]))
+    for name, how in kinds:
+        p = subprocess.run([sys.executable, "-c", KERNEL, name, *how], env=_env(),
+                           capture_output=True, text=True, cwd=C.ROOT)
         found = [x for x in p.stdout.splitlines() if x.startswith("@@ ")]
+        what = f"{name}, forked from its zygote" if how else name
         if p.returncode == 0 and found:
             start, imp, stop = map(float, found[-1].split()[1:])
-            out += [(f"kernel start ({name})", start), ("import jax in it", imp),
+            out += [(f"kernel start ({what})", start), ("import jax in it", imp),
                     ("kernel shutdown", stop)]
         else:
-            out.append((f"kernel {name}: could not time it ({p.stderr.strip()[-80:]})", 0.0))
+            out.append((f"kernel {what}: could not time it ({p.stderr.strip()[-80:]})", 0.0))
     for path in submitted_notebooks(paths)[:len(C.assignments(paths.exercises))]:
         out += _judge_times(paths, path)
     return out

@@ -221,14 +221,6 @@ class BoundedExecute(Execute):
                 f"cell or {self.notebook_output_kb} KiB in the notebook]\n")))
 
 
-def _alive(pid: int | None) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-    except (OSError, IndexError):
-        return False
-
-
 class _Watchdog(threading.Thread):
     """Reads the kernel's CPU time, tasks, folder and clock every tick while cells run."""
 
@@ -270,7 +262,7 @@ class _Watchdog(threading.Thread):
         time.sleep(0.1)
         # Alive: the cut is the kernel's doing. (What it could not send then piles up in its
         # memory: a kill for memory right after is the flood's, see _group_reason.)
-        self.ex._cut = _alive(pid)
+        self.ex._cut = watch.state(pid) not in (None, "Z", "X")
         return self.ex._cut
 
     def check_disk(self) -> str | None:

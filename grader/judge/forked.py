@@ -338,12 +338,8 @@ class Kernel(Child):
 
 
 def _running(pid: int) -> bool:
-    """Whether ``pid`` is a process that is neither a zombie nor stopped for good."""
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X", "T", "t")
-    except (OSError, IndexError):
-        return False
+    """Whether ``pid`` is a process that is neither a zombie nor stopped."""
+    return watch.state(pid) not in (None, "Z", "X", "T", "t")
 
 
 def _above(path: str, levels: int) -> str | None:

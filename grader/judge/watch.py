@@ -25,6 +25,15 @@ class Ended:
     failure: str | None
 
 
+def state(pid: int | None) -> str | None:
+    """``pid``'s state letter from /proc (R, S, Z, T, ...), or ``None`` where there is none."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return None
+
+
 def _tree(root: int) -> dict[int, int]:
     """``{pid: threads}`` of ``root`` and every descendant, read from /proc."""
     parent, threads = {}, {}

@@ -4,22 +4,14 @@ import os
 
 import nbformat
 import pytest
-from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
 from traitlets.config import Config
 
 from grader.judge import execute, kernel, sandbox
-
-
-def _installed() -> bool:
-    try:
-        KernelSpecManager().get_kernel_spec(kernel.NAME)
-        return True
-    except NoSuchKernel:
-        return False
+from tests.fixtures.kernelspec import installed
 
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(
-    not _installed(), reason="needs the inside-vmap-sandboxed kernelspec (make setup)")]
+    not installed(), reason="needs the inside-vmap-sandboxed kernelspec (make setup)")]
 
 
 @pytest.fixture(params=["cgroup", "rlimits"])

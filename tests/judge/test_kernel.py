@@ -4,12 +4,12 @@ import pathlib
 
 import nbformat
 import pytest
-from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
 from nbclient import NotebookClient
 from traitlets.config import Config
 
 from grader.judge import kernel, sandbox
 from tests.fixtures.attacks import ESCALATIONS
+from tests.fixtures.kernelspec import installed
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -21,14 +21,6 @@ except OSError:
     net = False
 print(json.dumps({"course": os.path.exists(%r), "net": net, "cwd_files": sorted(os.listdir("."))}))
 """ % str(ROOT / "exercises")
-
-
-def installed() -> bool:
-    try:
-        KernelSpecManager().get_kernel_spec(kernel.NAME)
-        return True
-    except NoSuchKernel:
-        return False
 
 
 @pytest.fixture

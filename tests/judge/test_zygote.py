@@ -11,6 +11,7 @@ import pytest
 from grader import wire
 from grader.judge import cgroup, forked, sandbox, zygote
 from tests.fixtures.attacks import ESCALATIONS
+from tests.fixtures.kernelspec import installed
 
 pytestmark = pytest.mark.skipif(not sandbox.available(), reason="bubblewrap is not available")
 
@@ -223,17 +224,7 @@ def test_a_child_whose_set_up_failed_retires_its_zygote(zygote_pid):
 
 
 # ---- grading kernels forked from a zygote of their own ---------------------------------------
-def _kernel_installed() -> bool:
-    from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
-    from grader.judge import kernel
-    try:
-        KernelSpecManager().get_kernel_spec(kernel.NAME)
-        return True
-    except NoSuchKernel:
-        return False
-
-
-needs_kernel = pytest.mark.skipif(not (_kernel_installed() and sandbox.cgroups()), reason=(
+needs_kernel = pytest.mark.skipif(not (installed() and sandbox.cgroups()), reason=(
     "needs the inside-vmap-sandboxed kernelspec (make setup) and a cgroup per kernel (root, or "
     "a delegated cgroup v2): kernels are forked only into one"))
 
