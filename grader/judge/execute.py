@@ -273,10 +273,21 @@ class _Watchdog(threading.Thread):
         # Its socket folder is the host's too, and writable (the fifth red-team round filled the
         # disk there): anything beside its sockets counts against the same limit.
         for sockets in getattr(self.ex, "_sockets", ()):
-            if quota.added(sockets, {}, limit) > limit:
+            try:
+                dev = os.stat(sockets).st_dev
+            except OSError:
+                continue
+            if quota.added(sockets, {}, limit) + quota.unlinked(self._pids(), dev) > limit:
                 return (f"the grading kernel wrote more than {self.ex.disk_mb} MiB into its "
                         "socket folder")
         return None
+
+    def _pids(self) -> list[int]:
+        group, pid = self.ex._group, self.ex.kernel_pid()
+        try:
+            return group.pids() if group is not None else list(watch._tree(pid) if pid else ())
+        except OSError:
+            return []
 
     def finish(self) -> None:
         self.done.set()

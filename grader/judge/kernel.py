@@ -124,7 +124,9 @@ def main(argv=None) -> None:
     cmd = command(args.connection_file, os.getcwd(), extra, env,
                   limits.get("tmpfs_mb", sandbox.Limits.tmpfs_mb), seccomp.memfd())
     _detach_output()
-    os.execvp(cmd[0], cmd)                        # the filter's fd is inherited: bwrap reads it
+    # bubblewrap itself gets the kernel's environment, not the grading process's: its pid 1 in
+    # the box is readable there (/proc/1/environ; the fifth red-team round's second look).
+    os.execvpe(cmd[0], cmd, env)                  # the filter's fd is inherited: bwrap reads it
 
 
 def _detach_output() -> None:

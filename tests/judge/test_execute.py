@@ -134,6 +134,27 @@ def test_filling_the_socket_folder_is_stopped(run, mechanism):
     assert got.reason == "the grading kernel wrote more than 4 MiB into its socket folder"
 
 
+# Each file under RLIMIT_FSIZE (disk_mb), or allocated past its size, which that does not see.
+UNNAMED = {"O_TMPFILE, allocated": "import ctypes\nfd = os.open('.', os.O_TMPFILE | os.O_RDWR)\n"
+                                   "assert ctypes.CDLL(None).fallocate(fd, 1, 0, 64 << 20) == 0",
+           "removed, still open": "held = []\nfor i in range(3):\n"
+                                  "    held.append(open(f'gone{i}', 'wb'))\n"
+                                  "    os.unlink(f'gone{i}')\n"
+                                  "    held[-1].write(b'x' * (6 << 20))\n    held[-1].flush()"}
+
+
+@pytest.mark.parametrize("how", UNNAMED)
+def test_files_held_open_with_no_name_count_too(run, mechanism, how):
+    """No walk of the socket folder finds a file the kernel removed (or never named) and
+    holds open: its blocks are counted through /proc (the fifth round's second look held a
+    gigabyte so)."""
+    got = run("import os, time\nfrom ipykernel.connect import get_connection_info\n"
+              "os.chdir(os.path.dirname(get_connection_info(unpack=True)['ip']))\n"
+              + UNNAMED[how] + "\ntime.sleep(30)", disk_mb=8)
+    assert isinstance(got, execute.KernelLimitExceeded), text(got)
+    assert got.reason == "the grading kernel wrote more than 8 MiB into its socket folder"
+
+
 # A kernel holding one of the grading process's own files could truncate it or clear its
 # O_APPEND (the fifth red-team round rewrote autograde.log so): it holds none.
 OWN_FILES = """import os, stat
@@ -189,3 +210,17 @@ def test_the_kernel_sees_an_allow_listed_environment(run, box, monkeypatch):
     seen = text(nb)[0]
     assert "INSIDE_VMAP_SECRET" not in seen and "do-not-show" not in seen
     assert "'PATH'" in seen and seen.endswith("None\n")
+
+
+def test_no_process_a_boxed_kernel_sees_holds_the_grading_environment(run, monkeypatch):
+    """Nor does bubblewrap's pid 1 in its box, whose environment it can read (the fifth
+    round's second look found the grading process's there)."""
+    if not sandbox.available():
+        pytest.skip("bubblewrap not available: an unboxed kernel sees every process")
+    monkeypatch.setenv("INSIDE_VMAP_SECRET", "do-not-show")
+    nb = run("import os\nfound = []\nfor pid in filter(str.isdigit, os.listdir('/proc')):\n"
+             "    try:\n        env = open(f'/proc/{pid}/environ', 'rb').read()\n"
+             "    except OSError:\n        continue\n"
+             "    found.append(b'do-not-show' in env)\nprint(len(found), any(found))")
+    count, leaked = text(nb)[0].split()
+    assert int(count) >= 1 and leaked == "False"
