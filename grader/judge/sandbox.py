@@ -181,7 +181,9 @@ def sealed(box: list[str]) -> list[str]:
     return box + ["--remount-ro", "/"]
 
 
+@functools.lru_cache(maxsize=1)
 def available() -> bool:
+    """Whether bubblewrap runs here (probed once per process: every kernel and child asked)."""
     if shutil.which("bwrap") is None:
         return False
     probe = subprocess.run(bwrap_prefix() + ["true"], capture_output=True)
