@@ -11,7 +11,8 @@ import os
 import shutil
 import tempfile
 
-from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
+from nbconvert.preprocessors import (ClearMetadataPreprocessor, CoalesceStreamsPreprocessor,
+                                     CSSHTMLHeaderPreprocessor)
 from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, ClearOutput,
                                     DeduplicateIds, GetGrades, IgnorePattern, LimitOutput,
                                     OverwriteCells, OverwriteKernelspec, SaveAutoGrades)
@@ -20,13 +21,13 @@ c = get_config()  # noqa: F821  (provided by nbgrader)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-# ---- the term: its settings, in this one place (README, "For instructors") -----------------
+# ---- the term: its settings, in this one place (docs/instructors.md) -----------------
 # Every make target, bin/nbgrader and `make lab` (its formgrader) read them from here; `make term`
 # shows them.
 c.CourseDirectory.course_id = "inside-vmap"
 # The exchange, through which releases, submissions and feedback pass: nbgrader 0.9.6's own
 # default, written out. Students' servers must use the same root and course id; on a shared
-# machine it must exist and be writable by every student (README, "Deployment").
+# machine it must exist and be writable by every student (docs/instructors.md, "Deployment").
 c.Exchange.root = "/usr/local/share/nbgrader/exchange"
 # The gradebook: SQLite beside this file. Several graders at once: a PostgreSQL URL instead, e.g.
 # "postgresql://grader@db.example.org/inside_vmap" (the database must exist; nbgrader makes the
@@ -96,6 +97,10 @@ c.Autograde.autograde_preprocessors = [
     "grader.judge.ahead.JudgeAhead",       # the judge's child starts now, beside the kernel
     "grader.judge.skip.SkipJudgedCells",   # the judge re-runs these: the kernel need not
     "grader.judge.execute.BoundedExecute",  # nbgrader's Execute, with the kernel's limits
+    # How ipykernel splits a cell's printing into stream messages depends on timing: merged here,
+    # before anything is saved or rendered, every grading path (make autograde, nbgrader's CLI,
+    # the formgrader, a Dask worker) gives the student the same feedback for the same notebook.
+    CoalesceStreamsPreprocessor,
     "grader.judge.skip.UnskipJudgedCells",
     IgnorePattern,
     ClearMetadataPreprocessor,
@@ -115,6 +120,7 @@ c.OverwriteCells.add_missing_cells = True
 c.GenerateFeedback.preprocessors = [
     GetGrades,
     "grader.nbgrader_plugins.ClearHiddenTestsInFeedback",
+    CoalesceStreamsPreprocessor,    # again, for a notebook autograded without the step above
     CSSHTMLHeaderPreprocessor,
 ]
 

@@ -71,6 +71,19 @@ def test_output_past_the_notebooks_cap_is_dropped(run):
     assert "output cut off" in text(nb)[2]
 
 
+def test_printing_split_by_timing_is_merged_by_the_courses_autograde_step(run):
+    """ipykernel sends what a cell prints as one stream message per flush of its I/O thread, so
+    how the output is split depends on timing; the step the course's config puts after the
+    kernel merges it (tests/nbgrader_plugins/test_plugin_config.py checks where it sits)."""
+    from nbconvert.preprocessors import CoalesceStreamsPreprocessor
+    nb = run("import sys, time\nprint('first', flush=True)\ntime.sleep(0.5)\n"
+             "print('second', flush=True)\ntime.sleep(0.5)\nprint('err', file=sys.stderr)")
+    assert len(nb.cells[0].outputs) == 3, nb.cells[0].outputs       # two messages on stdout
+    merged, _ = CoalesceStreamsPreprocessor().preprocess(nb, {})
+    assert [(o.name, o.text) for o in merged.cells[0].outputs] == \
+        [("stdout", "first\nsecond\n"), ("stderr", "err\n")]
+
+
 def test_printing_without_end_stops_the_kernel(run):
     err = run("while True:\n    print('z' * 10_000)", "print('never')")
     # Mostly the count here stops it; but ipykernel buffers what a tight loop prints until its

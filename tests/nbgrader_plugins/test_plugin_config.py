@@ -3,7 +3,7 @@ import importlib.util
 import pathlib
 
 import pytest
-from nbconvert.preprocessors import ClearMetadataPreprocessor
+from nbconvert.preprocessors import ClearMetadataPreprocessor, CoalesceStreamsPreprocessor
 from nbgrader.preprocessors import AssignLatePenalties, LimitOutput, SaveAutoGrades
 from traitlets.config.loader import PyFileConfigLoader
 
@@ -24,6 +24,20 @@ def test_the_judge_runs_between_limit_output_and_save_autogrades(course_config):
     assert names.index(LimitOutput.__name__) < judge < names.index(SaveAutoGrades.__name__)
     assert ClearMetadataPreprocessor.__name__ in names
     assert any(n.endswith("Execute") for n in names)        # nbgrader's Execute, or one built on it
+
+
+def test_printing_is_merged_after_the_kernel_and_before_anything_reads_or_renders_it(
+        course_config):
+    """Where ipykernel split one cell's printing depends on timing (tests/judge/test_execute.py):
+    merged right after the kernel, before the output is cut, judged, saved or rendered."""
+    names = [s.rsplit(".", 1)[-1] for s in steps(course_config)]
+    merge = names.index(CoalesceStreamsPreprocessor.__name__)
+    assert names[merge - 1].endswith("Execute")
+    assert merge < names.index(LimitOutput.__name__) < names.index("JudgeExercises")
+    feedback = [s if isinstance(s, str) else s.__name__
+                for s in course_config.GenerateFeedback.preprocessors]
+    assert feedback.index(CoalesceStreamsPreprocessor.__name__) < \
+        feedback.index("CSSHTMLHeaderPreprocessor")
 
 
 def test_the_course_config_points_at_the_plugins(course_config):

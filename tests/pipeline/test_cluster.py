@@ -3,13 +3,15 @@
 loopback, started here and stopped by PID (grader.instructor.bench_cluster.CliCluster).
 
 The same small class graded serially into SQLite and on the cluster into PostgreSQL exports the
-same grades and gets, byte for byte, the same feedback; graded again while one worker is
+same grades, holds the same grades and comments in its gradebook and gets the same feedback, as the
+student reads it (tests/fixtures/seen.py: how ipykernel happened to split a cell's printing, or the
+HTML around the text, is no difference to a student); graded again while one worker is
 SIGKILLed mid-submission, nothing changes and no gradebook row is duplicated; a submission that
 kills every worker grading it is failed, saying so, after the scheduler's allowed failures, and
 the next run skips it; a worker that cannot see the course folder stops the run at once, saying
 why. The scheduler allows one failure per task (``allowed-failures`` 1) to keep this short.
 
-Feedback is compared byte for byte but for one name: the kit folder every grading process makes
+Feedback is compared as its text but for one name: the kit folder every grading process makes
 (``inside-vmap-kit-XXXXXXXX``, random per process, so two serial runs differ there too), which a
 traceback through the kit shows.
 """
@@ -27,6 +29,7 @@ import sqlalchemy as sa
 
 from grader.instructor import bench, bench_cluster, classroom as C
 from grader.instructor.inprocess import nbgrader
+from tests.fixtures import seen
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")]
 TIMEOUT, SEED = 30, 20260105
@@ -35,7 +38,7 @@ CLASS = (C.Student("ada", C.FULL, False), C.Student("cleo", C.PARTIAL, False),
 KILLER = "zed"                  # grading zed kills the worker (tests/fixtures/dask_kill_on.py)
 PRELOAD = os.path.join(C.ROOT, "tests", "fixtures", "dask_kill_on.py")
 STAMP = "2026-01-05 09:00:00.000000 UTC"
-KIT_FOLDER = re.compile(rb"inside-vmap-kit-[A-Za-z0-9_]+")     # tempfile.mkdtemp's, per process
+KIT_FOLDER = re.compile(r"inside-vmap-kit-[A-Za-z0-9_]+")     # tempfile.mkdtemp's, per process
 
 
 def collected(work, students=CLASS, db_url=None):
@@ -56,8 +59,8 @@ def collected(work, students=CLASS, db_url=None):
     return paths
 
 
-def graded(paths):
-    """The export and every feedback file's bytes."""
+def graded(paths, db_url=None):
+    """The export, what each feedback file says and the gradebook's grades and comments."""
     first = C.assignments(paths.exercises)[0]
     nbgrader(["generate_feedback", first, "--force"], paths.course)
     C.export(paths)
@@ -68,8 +71,9 @@ def graded(paths):
         for name in files:
             with open(os.path.join(folder, name), "rb") as fh:
                 feedback[os.path.relpath(os.path.join(folder, name), top)] = KIT_FOLDER.sub(
-                    b"inside-vmap-kit-(per process)", fh.read())
-    return export, feedback
+                    "inside-vmap-kit-(per process)", seen.feedback_text(fh.read()))
+    url = db_url or "sqlite:///" + os.path.join(paths.course, "gradebook.db")
+    return export, feedback, seen.gradebook(url, C.COURSE_ID)
 
 
 def autograde(paths, cluster, *extra):
@@ -139,10 +143,11 @@ def test_the_cluster_grades_into_postgres_what_a_serial_run_grades_into_sqlite(
     assert "on the Dask cluster" in out and "(2 worker(s)" in out, out
     assert "autograde: progress: graded 3 / failed 1 / left 0" in out, out
     assert bench_cluster.CLUSTER_LINE.search(out).group(1) == str(len(CLASS)), out  # make bench's
-    export, feedback = graded(paths)
+    export, feedback, grades = graded(paths, url)
     assert export == serial[0]
     assert ",dev," in export and "kernel died" in export and ",blank," in export
     assert sorted(feedback) == sorted(serial[1]) and feedback == serial[1]
+    assert grades == serial[2] and len(grades) > 3 * len(CLASS)
     first = C.assignments(paths.exercises)[0]
     assert rows(url) == ({(first, st.id): 1 for st in CLASS}, [])
 
@@ -162,7 +167,7 @@ def test_a_worker_killed_mid_submission_changes_nothing(serial, cluster, on_post
     out = finished(proc, log)
     assert killed is not None, "no worker was seen grading:\n" + out
     assert killed not in cluster.wait_for(2).values()      # its nanny started a new one
-    assert graded(paths) == serial
+    assert graded(paths, url) == serial
     first = C.assignments(paths.exercises)[0]
     assert rows(url) == ({(first, st.id): 1 for st in CLASS}, [])   # graded again: same rows
 
