@@ -104,7 +104,7 @@ sync-check: setup ## fail if a lessons/*.md and its .ipynb twin disagree on thei
 # ---- a term with nbgrader (instructors) ---------------------------------------------------------------------------
 # Thin wrappers over nbgrader's own commands, run from course/ so nbgrader reads course/nbgrader_config.py, the one
 # place of the term's settings (course id, exchange, gradebook, due dates, late policy; `make term` shows them).
-# bin/nbgrader runs any other nbgrader command the same way (README, "For instructors"). NBGRADER_ARGS goes to every
+# bin/nbgrader runs any other nbgrader command the same way (docs/instructors.md). NBGRADER_ARGS goes to every
 # nbgrader command of these targets (not `make lab`: settings shared with the formgrader belong in the config);
 # ASSIGNMENT=NAME limits a target to one assignment; COURSE=DIR runs them on another copy of course/ (its
 # nbgrader_config.py finds the assignments in DIR/../exercises).
@@ -115,7 +115,7 @@ FILE ?=
 ID_COLUMN ?=
 FORMAT ?= long
 SIM ?= $(BUILD)/class
-# Grading on a Dask cluster (README, "Grading on a cluster"): `make scheduler` on one host, `make workers
+# Grading on a Dask cluster (docs/performance.md, "Grading on a cluster"): `make scheduler` on one host, `make workers
 # SCHEDULER=tcp://HOST:8786` on every grading host (WORKERS processes of one thread each, default one per core), then
 # `make autograde SCHEDULER=tcp://HOST:8786` hands every submission to them (grader/instructor/distributed.py).
 SCHEDULER ?=
@@ -179,7 +179,7 @@ export: setup ## FORMAT=long (course/grades.csv, default), canvas or moodle: the
 demo: setup ## run a simulated class from release to export in a throw-away course and print its grade table
 	$(CPU_ENV) PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/python -m grader.instructor demo
 
-# A simulated class for a whole term typed from the README: a Canvas-style roster of N students in SIM (default
+# A simulated class for a whole term typed from docs/instructors.md: a Canvas-style roster of N students in SIM (default
 # build/class), then every one of them handing in every released assignment through the course's exchange.
 class-roster: setup ## write SIM/roster.csv (SIM=build/class): a simulated class of N students, as Canvas lists them
 	$(VENV)/bin/python -m grader.instructor class roster --students $(N) --sim "$(abspath $(SIM))"
@@ -191,8 +191,8 @@ class-submit: setup ## every simulated student of SIM/roster.csv fetches, answer
 # Stock nbgrader autograde against `make autograde` (every integrity check on), timed in one run on classes of solved
 # submissions: SIZES (default 1,8) and N (default 16) students, median of REPEAT runs; the serial run's scores and
 # feedback compared; the distributed column (the N=8 class on a fresh local Dask cluster of each of CLUSTER workers;
-# CLUSTER= skips it); the time of each step and of every exercise's visible check (README, "Grading speed").
-# About 10 minutes here; the class run of the README: make bench N=40 CLUSTER=.
+# CLUSTER= skips it); the time of each step and of every exercise's visible check (docs/performance.md).
+# About 10 minutes here; the class run of docs/performance.md: make bench N=40 CLUSTER=.
 N ?= 16
 SIZES ?= 1,8
 REPEAT ?= 1

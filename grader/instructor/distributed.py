@@ -103,7 +103,7 @@ def _client(address: str):
         client = Client(address, timeout="15s", set_as_default=False)
     except (OSError, TimeoutError, ValueError) as err:
         raise ClusterError(f"no Dask scheduler answers at {address} ({err}); start one with "
-                           "`make scheduler` (README, \"Grading on a cluster\")") from None
+                           "`make scheduler` (docs/performance.md, \"Grading on a cluster\")") from None
     try:
         yield client
     finally:

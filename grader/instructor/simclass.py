@@ -1,4 +1,4 @@
-"""A simulated class for trying a whole term from the README's commands (``make class-roster``,
+"""A simulated class for trying a whole term from docs/instructors.md's commands (``make class-roster``,
 ``make class-submit``), with the real exercises, the course's config and nbgrader's exchange.
 
 * `write_roster`: ``N`` students as a Canvas gradebook export lists them (``Student, ID, SIS

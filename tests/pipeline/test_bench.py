@@ -1,5 +1,5 @@
 """`make bench` (grader/instructor/bench.py): its measuring code runs end to end on one and two
-students and prints what the README quotes. No timing is asserted here; timings come from
+students and prints what docs/performance.md quotes. No timing is asserted here; timings come from
 `make bench`."""
 import pytest
 

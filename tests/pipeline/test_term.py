@@ -1,9 +1,9 @@
-"""The README's term, command by command as it types them, for a small simulated class.
+"""docs/instructors.md's term, command by command as it types them, for a small simulated class.
 
-Each ``make`` line of the README's "A whole term" block runs as written, with three things added so
+Each ``make`` line of docs/instructors.md's "A whole term" block runs as written, with three things added so
 the test touches nothing of the real course: ``COURSE=`` a throw-away copy of course/ (whose
 nbgrader_config.py sets its own exchange, where an instructor would set it), ``SIM=`` a throw-away
-simulation folder (the README's ``build/class``), and ``N=4`` students instead of 200. The copy's
+simulation folder (the guide's ``build/class``), and ``N=4`` students instead of 200. The copy's
 config also gives the second assignment a due date a day and a half ago, so its submissions are
 late. Then the Canvas file is checked against Canvas's import format and the scenario's scores,
 and a manual grade shows up as ``overridden``.
@@ -25,12 +25,12 @@ from grader.nbgrader_plugins import BLANK, GRADED, LATE, MISSING, OVERRIDDEN
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning"),
               pytest.mark.skipif(shutil.which("make") is None, reason="no make")]
-README = os.path.join(C.ROOT, "README.md")
+README = os.path.join(C.ROOT, "docs", "instructors.md")
 N = 4                                   # full, partial, blank, never submits (simclass.PATTERN)
 
 
 def readme_term() -> list[str]:
-    """The ``make`` lines of the README's term block, comments dropped."""
+    """The ``make`` lines of the guide's term block, comments dropped."""
     text = open(README, encoding="utf-8").read()
     block = text[text.index("**A whole term**"):]
     block = block[:block.index("| target |")]
@@ -48,7 +48,7 @@ def test_the_readme_term_covers_every_step():
 
 @pytest.fixture(scope="module")
 def term(tmp_path_factory):
-    """The README's commands, run; the course, the simulation folder and what each printed."""
+    """The guide's commands, run; the course, the simulation folder and what each printed."""
     work = tmp_path_factory.mktemp("term")
     due = datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(hours=36)
     names = C.assignments(os.path.join(C.ROOT, "exercises"))
