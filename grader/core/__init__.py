@@ -22,6 +22,9 @@ _NAMES = {
     "normalize": "text", "strip_ansi": "text",
     "ArgView": "tracers", "Level": "tracers", "observe": "tracers", "view": "tracers",
     "TABLE_NAMES": "_jax", "error_meaning": "_jax",
+    # lesson 4: where vmap meets autodiff
+    "Bound": "autodiff", "Cost": "autodiff", "Reached": "autodiff", "reached": "autodiff",
+    "watch_methods": "autodiff", "watch_transposes": "autodiff",
 }
 __all__ = sorted(_NAMES) + ["history"]
 

@@ -126,6 +126,23 @@ HISTORY: dict[str, Fact] = {
                                  ((_FIRST, _PLAIN), ("0.8.2", _FANCY))),
     "vmap_out_axes_sum_axis": Fact("whether jax.vmap accepts batching.sum_axis in out_axes (and sums)",
                                    (("0.4.36", False), ("0.9.0", True))),
+    # ---- lesson 4, vmap meets autodiff (measures in measures_autodiff.py): measured on the nine
+    # matrix releases and, to pin each boundary, on 0.4.37, 0.4.38, 0.6.0, 0.6.1 and 0.12.0.
+    "custom_jvp_route": Fact("which BatchTrace method a custom_jvp function reaches under vmap",
+                             ((_FIRST, "process_custom_jvp_call (custom_jvp_call)"),)),
+    "custom_vjp_route": Fact("which BatchTrace method a custom_vjp function reaches under vmap",
+                             ((_FIRST, "process_custom_vjp_call (custom_vjp_call)"),)),
+    "custom_vjp_under_jit_route": Fact(
+        "which BatchTrace method a custom_vjp function reaches under vmap of jit",
+        ((_FIRST, "process_primitive (custom_vjp_call_jaxpr)"),
+         ("0.6.1", "process_custom_vjp_call (custom_vjp_call)"))),
+    "shared_custom_vjp_output": Fact(
+        "what grad does with a custom_vjp output shared across a vmap's batch (out_axes=None)",
+        ((_FIRST, "counts its cotangent once per example"), ("0.12.0", "raises ValueError"))),
+    "custom_vmap_grad_error": Fact("what jax.grad of a custom_vmap function raises",
+                                   ((_FIRST, "AssertionError"), ("0.4.38", "ValueError"))),
+    "custom_vmap_rule_when_unmapped": Fact(
+        "whether a custom_vmap rule runs for a call whose inputs are all unmapped", ((_FIRST, False),)),
 }
 
 

@@ -234,3 +234,8 @@ MEASURES: dict[str, Callable[[], object]] = {
     "ordinary_rules_table": _ordinary_rules_table,
     "vmap_out_axes_sum_axis": _vmap_out_axes_sum_axis,
 }
+
+# ---- lesson 4 (vmap meets autodiff): its measures live in measures_autodiff.py ------------------
+from .measures_autodiff import MEASURES as _AUTODIFF  # noqa: E402  (after MEASURES exists)
+
+MEASURES.update(_AUTODIFF)

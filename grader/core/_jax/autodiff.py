@@ -1,0 +1,120 @@
+"""Where vmap meets autodiff inside JAX: the functions lesson 4 reads, and two live watches.
+
+The names below are JAX's own objects on the installed release (so ``inspect.getsource`` shows
+the student's code, not a copy): the transpose rules a batched program's backward pass runs, the
+``BatchTrace`` methods a custom derivative reaches instead of ``process_primitive``, the function
+that batches a custom VJP's backward rule and the one that sums its cotangents, and
+``custom_vmap``'s own batching rule. `watch_transposes` records which transpose rule bound each
+primitive of a backward program; it is the one place that patches ``Primitive.bind``.
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+from dataclasses import dataclass
+
+from jax._src import core as jcore
+from jax._src import custom_batching as _custom_batching
+from jax._src.interpreters import ad as _ad
+from jax._src.interpreters import batching as _batching
+from jax._src.lax import lax as _lax
+
+from . import primitive_name
+
+# Transposing: a broadcast's transpose is a sum (explicit broadcast_in_dim, or the implicit
+# size-1 broadcasting of an elementwise primitive, which its transpose undoes with _unbroadcast).
+broadcast_in_dim_transpose_rule = _lax._broadcast_in_dim_transpose_rule
+unbroadcast = _lax._unbroadcast
+
+# Custom derivatives under vmap: their own BatchTrace methods, and the batched backward rule.
+process_custom_jvp_call = _batching.BatchTrace.process_custom_jvp_call
+process_custom_vjp_call = _batching.BatchTrace.process_custom_vjp_call
+batch_custom_vjp_bwd = _batching.batch_custom_vjp_bwd
+match_axes_and_sum = _batching._match_axes_and_sum
+
+# custom_vmap: an ordinary primitive whose batching rule calls the user's rule.
+custom_vmap_primitive = _custom_batching.custom_vmap_p
+custom_vmap_batching = _custom_batching.custom_vmap_batching
+
+# The tables a backward pass takes transpose rules from: ``primitive_transposes`` on every
+# release, and ``fancy_transposes`` where a release has it (it is consulted first).
+TRANSPOSE_TABLE_NAMES = ("fancy_transposes", "primitive_transposes")
+
+
+def transpose_tables() -> dict[str, dict]:
+    """``{name: table}`` for each of JAX's transpose-rule tables this release has."""
+    return {name: getattr(_ad, name) for name in TRANSPOSE_TABLE_NAMES
+            if isinstance(getattr(_ad, name, None), dict)}
+
+
+def unwrapped(fn):
+    """A transpose rule's own function: tables hold partials of shared helpers (defbilinear's)."""
+    while isinstance(fn, functools.partial):
+        fn = fn.args[0] if fn.args and callable(fn.args[0]) else fn.func
+    return fn
+
+
+@dataclass(frozen=True)
+class Bound:
+    """One primitive bound while a transpose rule ran: whose rule, what it bound, the shapes."""
+    rule: str                              # the primitive whose transpose rule was running
+    primitive: str                         # the primitive that rule bound
+    in_shapes: tuple[tuple[int, ...], ...]
+    out_shapes: tuple[tuple[int, ...], ...]
+
+
+def _shape(x) -> tuple[int, ...]:
+    aval = getattr(x, "aval", None)
+    shape = getattr(aval, "shape", None)
+    if shape is None:
+        shape = getattr(x, "shape", ())
+    return tuple(int(d) for d in shape)
+
+
+def _shapes(value) -> tuple[tuple[int, ...], ...]:
+    items = value if isinstance(value, (list, tuple)) else [value]
+    return tuple(_shape(v) for v in items)
+
+
+@contextlib.contextmanager
+def watch_transposes():
+    """Record, as `Bound`s, every primitive bound by a transpose rule inside the block.
+
+    Each rule in the transpose tables is wrapped to note whose rule runs, and ``Primitive.bind``
+    to note what it binds; both are restored on the way out, whatever happened."""
+    stack: list[str] = []
+    log: list[Bound] = []
+    tables = transpose_tables()
+    saved = {name: dict(table) for name, table in tables.items()}
+    original_bind = jcore.Primitive.bind
+
+    def recording(owner, rule):
+        @functools.wraps(unwrapped(rule))
+        def run(*args, **kwargs):
+            stack.append(primitive_name(owner))
+            try:
+                return rule(*args, **kwargs)
+            finally:
+                stack.pop()
+        return run
+
+    def bind(self, *args, **params):
+        out = original_bind(self, *args, **params)
+        if stack:
+            log.append(Bound(stack[-1], primitive_name(self), _shapes(list(args)), _shapes(out)))
+        return out
+
+    wrappers = {}
+    for name, table in tables.items():
+        for prim, rule in saved[name].items():
+            table[prim] = wrappers[name, prim] = recording(prim, rule)
+    jcore.Primitive.bind = bind
+    try:
+        yield log
+    finally:
+        jcore.Primitive.bind = original_bind
+        # Only our wrappers go: JAX registers rules lazily (a vjp of a jit adds one), and those stay.
+        for name, table in tables.items():
+            for prim, rule in saved[name].items():
+                if table.get(prim) is wrappers[name, prim]:
+                    table[prim] = rule
