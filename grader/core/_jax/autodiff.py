@@ -13,6 +13,7 @@ import contextlib
 import functools
 from dataclasses import dataclass
 
+from jax._src import api as _api
 from jax._src import core as jcore
 from jax._src import custom_batching as _custom_batching
 from jax._src.interpreters import ad as _ad
@@ -20,6 +21,9 @@ from jax._src.interpreters import batching as _batching
 from jax._src.lax import lax as _lax
 
 from . import primitive_name
+
+# jacfwd and jacrev map over a basis: the identity of the flattened inputs (or outputs).
+std_basis = _api._std_basis
 
 # Transposing: a broadcast's transpose is a sum (explicit broadcast_in_dim, or the implicit
 # size-1 broadcasting of an elementwise primitive, which its transpose undoes with _unbroadcast).
@@ -30,7 +34,6 @@ unbroadcast = _lax._unbroadcast
 process_custom_jvp_call = _batching.BatchTrace.process_custom_jvp_call
 process_custom_vjp_call = _batching.BatchTrace.process_custom_vjp_call
 batch_custom_vjp_bwd = _batching.batch_custom_vjp_bwd
-match_axes_and_sum = _batching._match_axes_and_sum
 
 # custom_vmap: an ordinary primitive whose batching rule calls the user's rule.
 custom_vmap_primitive = _custom_batching.custom_vmap_p
@@ -48,10 +51,15 @@ def transpose_tables() -> dict[str, dict]:
 
 
 def unwrapped(fn):
-    """A transpose rule's own function: tables hold partials of shared helpers (defbilinear's)."""
+    """The function inside partials: a transpose table holds partials of shared helpers
+    (defbilinear's), a ``lu.transformation2`` is a partial of its generator."""
     while isinstance(fn, functools.partial):
         fn = fn.args[0] if fn.args and callable(fn.args[0]) else fn.func
     return fn
+
+
+# The generator behind ``_match_axes_and_sum`` (a ``lu.transformation2``): its source is the rule.
+match_axes_and_sum = unwrapped(_batching._match_axes_and_sum)
 
 
 @dataclass(frozen=True)
@@ -78,11 +86,13 @@ def _shapes(value) -> tuple[tuple[int, ...], ...]:
 
 @contextlib.contextmanager
 def watch_transposes():
-    """Record, as `Bound`s, every primitive bound by a transpose rule inside the block.
+    """Record, as `Bound`s, every primitive a transpose rule binds itself inside the block.
 
     Each rule in the transpose tables is wrapped to note whose rule runs, and ``Primitive.bind``
-    to note what it binds; both are restored on the way out, whatever happened."""
-    stack: list[str] = []
+    to note what it binds. Only the rule's own binds count: when a rule runs under a vmap, the
+    bind it makes is batched by a batching rule, which binds again, and that inner bind is the
+    vmap's, not the transpose rule's. Both are restored on the way out, whatever happened."""
+    frames: list[list] = []                # per running rule: [its primitive's name, bind depth]
     log: list[Bound] = []
     tables = transpose_tables()
     saved = {name: dict(table) for name, table in tables.items()}
@@ -91,17 +101,24 @@ def watch_transposes():
     def recording(owner, rule):
         @functools.wraps(unwrapped(rule))
         def run(*args, **kwargs):
-            stack.append(primitive_name(owner))
+            frames.append([primitive_name(owner), 0])
             try:
                 return rule(*args, **kwargs)
             finally:
-                stack.pop()
+                frames.pop()
         return run
 
     def bind(self, *args, **params):
-        out = original_bind(self, *args, **params)
-        if stack:
-            log.append(Bound(stack[-1], primitive_name(self), _shapes(list(args)), _shapes(out)))
+        frame = frames[-1] if frames else None
+        if frame is None:
+            return original_bind(self, *args, **params)
+        frame[1] += 1
+        try:
+            out = original_bind(self, *args, **params)
+        finally:
+            frame[1] -= 1
+        if frame[1] == 0:
+            log.append(Bound(frame[0], primitive_name(self), _shapes(list(args)), _shapes(out)))
         return out
 
     wrappers = {}
