@@ -16,27 +16,34 @@ VISIBLE = (
     {"w_shape": (4,), "x_shape": (3, 4), "in_axes": (None, 0), "B": 2, "_seed": 2},
     {"w_shape": (), "x_shape": (2, 3), "in_axes": (0, 0), "B": 4, "_seed": 3},
 )
-IN_AXES = ((None, 0), (None, 1), (0, 0), (0, None), (1, -1))
 
 
-def _case(rng, w_rank: int | None = None, in_axes=None) -> dict | None:
-    m, n, size = (int(v) for v in rng.choice(np.arange(2, 7), size=3, replace=False))
-    x_shape = (m, n)
-    w_rank = int(rng.integers(0, 3)) if w_rank is None else w_rank
-    in_axes = IN_AXES[int(rng.integers(len(IN_AXES)))] if in_axes is None else in_axes
-    if in_axes[0] is not None and in_axes[0] > w_rank:
-        return None                           # w of this rank has no such axis: draw again
-    return {"w_shape": x_shape[2 - w_rank:], "x_shape": x_shape, "in_axes": in_axes,
-            "B": size, "_seed": int(rng.integers(2**31))}
+def _axis(rng, rank: int, shared: bool):
+    """An in_axes entry for an argument of ``rank`` per example, or None (shared)."""
+    return None if shared else int(rng.integers(-(rank + 1), rank + 1))
+
+
+def _case(rng, x_rank: int | None = None, w_rank: int | None = None,
+          w_shared: bool | None = None) -> dict:
+    x_rank = int(rng.integers(1, 4)) if x_rank is None else x_rank
+    sizes = rng.choice(np.arange(2, 7), size=x_rank + 1, replace=False)
+    x_shape, size = tuple(int(d) for d in sizes[:-1]), int(sizes[-1])
+    w_rank = int(rng.integers(0, x_rank + 1)) if w_rank is None else w_rank
+    w_shared = bool(rng.random() < 0.5) if w_shared is None else w_shared
+    x_shared = not w_shared and bool(rng.random() < 0.3)
+    return {"w_shape": x_shape[x_rank - w_rank:], "x_shape": x_shape,
+            "in_axes": (_axis(rng, w_rank, w_shared), _axis(rng, x_rank, x_shared)), "B": size,
+            "_seed": int(rng.integers(2**31))}
 
 
 def cases(rng, hidden: bool) -> list[dict]:
     if not hidden:
         return [dict(c) for c in VISIBLE]
-    # Every draw holds a w shared by the batch and broadcast inside the example (its cotangent
-    # is summed twice: by the rule over w's broadcast axes, by vmap over the batch), a w with
-    # x's own shape, a scalar w, and whatever else comes.
-    fixed = [dict(w_rank=1, in_axes=(None, 1)), dict(w_rank=2), dict(w_rank=0), {}, {}]
+    # Every draw holds a shared w broadcast over two axes of a rank-3 x (its cotangent is summed
+    # by the rule over both, and by vmap over the batch), a w with x's own shape, a scalar w,
+    # and whatever else comes.
+    fixed = [dict(x_rank=3, w_rank=1, w_shared=True), dict(x_rank=2, w_rank=2), dict(w_rank=0),
+             {}, {}]
     return fresh_cases(lambda i: _case(rng, **fixed[i]), VISIBLE, len(fixed))
 
 

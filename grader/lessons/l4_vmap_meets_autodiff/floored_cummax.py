@@ -8,7 +8,7 @@ import numpy as np
 from ...core.jaxprs import Eqn, primitives
 from ...exercise import Delegation, Exercise, describe, fresh_cases
 from ...feedback import Finding
-from ...wire import Failure, unpack
+from ...wire import Failure, pack, unpack
 from .kit import kernels, observe
 
 VISIBLE = (
@@ -56,7 +56,7 @@ def expect(case) -> dict:
         return np.stack([_one(a, b) for a, b in zip(xs, fs)])
 
     out = (np.stack([inner(a, b) for a, b in zip(x, floor)]) if case["outer"] else inner(x, floor))
-    return {"single": _one(one_x, one_floor), "out": out.astype(np.float32)}
+    return {"single": pack(_one(one_x, one_floor)), "out": pack(out.astype(np.float32))}
 
 
 def _close(a, b) -> bool:
@@ -76,10 +76,10 @@ def compare(case, exp, got) -> Finding | None:
                        "vmap cannot batch running_max: wrap floored_cummax in "
                        "jax.custom_batching.custom_vmap and give it a rule with def_vmap.")
     mine = unpack(got["single"])
-    if not _close(mine, exp["single"]):
+    if not _close(mine, unpack(exp["single"])):
         return Finding(where, "running_max(x, floor) for one example", f"shape {mine.shape}",
                        "Unbatched, floored_cummax(x, floor) is running_max(x, floor).")
-    want, mine = exp["out"], unpack(got["out"])
+    want, mine = unpack(exp["out"]), unpack(got["out"])
     if not _close(mine, want):
         hint = (f"{_pattern(case)}: the rule gets each batched argument with its batch axis "
                 f"FIRST (custom_vmap moves it there) and each unbatched one as it is; the kernel "

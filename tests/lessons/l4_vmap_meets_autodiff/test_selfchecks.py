@@ -1,0 +1,33 @@
+"""Lesson 4's self-check (grader/lessons/l4_vmap_meets_autodiff/selfchecks.py): the live answers,
+release by release from the history where they differ, and a check that never raises."""
+from grader.core import history
+from grader.lessons.l4_vmap_meets_autodiff import selfchecks as S
+
+
+def test_the_routes_are_what_the_lesson_teaches():
+    routes = S.routes()
+    assert routes[1] == "process_custom_jvp_call" and routes[2] == "process_custom_vjp_call"
+    assert routes[3] == "none" and routes[4] == "process_custom_vjp_call"
+    assert routes[5] == "process_primitive"
+    assert history.ask("custom_vjp_under_jit_route").value.startswith(routes[6])
+
+
+def test_right_predictions_pass_and_partial_ones_are_not_yet_complete():
+    assert S.selfcheck_routes(S.routes()).passed
+    partial = S.selfcheck_routes({1: "process_custom_jvp_call"})
+    assert not partial.passed and not partial.findings and "5 call(s)" in partial.note
+
+
+def test_a_wrong_prediction_gets_the_reason_and_junk_never_raises():
+    res = S.selfcheck_routes({3: "process_custom_vjp_call", 5: "process_custom_vjp_call"})
+    hints = " ".join(f.hint for f in res.findings)
+    assert "grad's own trace meets the custom_vjp call first" in hints
+    assert "custom_vmap_call is an ordinary primitive" in hints
+    for junk in (None, {"one": 1}, {9: "none"}, {1: 3.5}):
+        res = S.selfcheck_routes(junk)
+        assert not res.graded and not res.passed
+        res.raise_if_failed()                                     # a self-check never raises
+
+
+def test_the_calls_print_one_a_line():
+    assert S.format_route_calls().count("\n") == 5 and "jax.vmap(jax.jit(g_vjp))" in S.format_route_calls()
