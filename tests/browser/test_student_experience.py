@@ -1,6 +1,6 @@
 """The course as a student meets it: JupyterLab in Chromium, driven by Playwright.
 
-Lesson 1 runs top to bottom without an error and draws its figures; exercise 1 arrives through nbgrader's assignment
+Lessons 1 and 4 run top to bottom without an error and draw their figures; exercise 1 arrives through nbgrader's assignment
 list; a wrong self-check prediction shows its verdict once and the run goes on past it; a wrong answer gets the
 targeted feedback (what failed, expected against got, the hint), the corrected answer passes, and nbgrader's Validate
 button checks the saved notebook. Every step leaves a screenshot in build/screenshots/.
@@ -14,6 +14,8 @@ import pytest
 pytestmark = pytest.mark.browser
 
 LESSON = "lessons/01-the-rule-per-primitive.ipynb"
+# Each lesson that draws a figure, run top to bottom the way lesson 1 is (the screenshots keep lesson 1's names).
+LESSONS = {LESSON: "", "lessons/04-vmap-meets-autodiff.ipynb": "lesson-4-"}
 EXERCISE = "01-the-rule-per-primitive"
 RUN_ALL_TIMEOUT_MS = 180_000
 CELL_TIMEOUT_MS = 60_000
@@ -121,11 +123,13 @@ def selfcheck_wrong_then_run_on(page, panel, screenshots):
     screenshots(page, "06b-exercise-wrong-selfcheck")
 
 
-def test_lesson_1_runs_clean_and_draws_its_figures(page, lab, screenshots):
-    panel = open_notebook(page, lab, LESSON)
+@pytest.mark.parametrize("lesson", LESSONS, ids=lambda path: path.split("/")[1].split("-")[0])
+def test_lesson_runs_clean_and_draws_its_figures(page, lab, screenshots, lesson):
+    shot = lambda name: screenshots(page, LESSONS[lesson] + name)      # noqa: E731
+    panel = open_notebook(page, lab, lesson)
     state = page.evaluate(NOTEBOOK_STATE)
     assert state["done"] == 0 and state["images"] == 0, "the lesson's copy should start without outputs"
-    screenshots(page, "01-lesson-opened")
+    shot("01-lesson-opened")
 
     page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
     page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
@@ -136,16 +140,16 @@ def test_lesson_1_runs_clean_and_draws_its_figures(page, lab, screenshots):
         "return s && s.pending === 0 && (s.done === s.cells || s.errors.length > 0); }",
         timeout=RUN_ALL_TIMEOUT_MS)
     state = page.evaluate(NOTEBOOK_STATE)
-    screenshots(page, "02-lesson-ran")
+    shot("02-lesson-ran")
 
-    assert state["errors"] == [], "lesson 1 shows error output:\n" + "\n---\n".join(state["errors"])
+    assert state["errors"] == [], f"{lesson} shows error output:\n" + "\n---\n".join(state["errors"])
     assert state["done"] == state["cells"], f"only {state['done']} of {state['cells']} code cells ran"
-    assert state["images"] >= 1, "lesson 1 drew no figure"
+    assert state["images"] >= 1, f"{lesson} drew no figure"
     figure = panel.locator(".jp-OutputArea-output img").first
     figure.scroll_into_view_if_needed()
     # A figure that rendered has pixels: a broken image has no natural width.
     assert figure.evaluate("img => img.complete && img.naturalWidth > 0")
-    screenshots(page, "03-lesson-figure")
+    shot("03-lesson-figure")
 
 
 def test_assignment_list_offers_exercise_1_and_fetches_it(page, lab, screenshots):

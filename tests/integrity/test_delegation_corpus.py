@@ -17,7 +17,8 @@ from grader.judge import runner, sandbox
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 NOTEBOOKS = {"l1": ROOT / "exercises" / "01-the-rule-per-primitive" / "01-the-rule-per-primitive.ipynb",
-             "l2": ROOT / "exercises" / "02-where-the-axis-goes" / "02-where-the-axis-goes.ipynb"}
+             "l2": ROOT / "exercises" / "02-where-the-axis-goes" / "02-where-the-axis-goes.ipynb",
+             "l4": ROOT / "exercises" / "04-vmap-meets-autodiff" / "04-vmap-meets-autodiff.ipynb"}
 FAST = sandbox.Limits(wall_s=60, cpu_s=120, memory_mb=4096)
 
 JAX_RULE = """\
@@ -83,6 +84,31 @@ def pairwise(x, y, order="ij"):
 import jax, jax.numpy as jnp
 exec("def score_batch(w, xs):\\n    return jax.vmap(lambda x: jnp.tanh(x @ w))(xs)\\n")
 """),
+    # Lesson 4: JAX's own jacobians for the jacobian; for the others JAX has nothing to borrow,
+    # so the honest answer hidden from the reading (exec) stands for any hidden code.
+    "l4_per_example_grads": ("l4", "per_example_grads", """\
+import jax
+exec("def per_example_grads(loss, params, batch, axes):\\n"
+     "    return jax.vmap(jax.grad(loss), in_axes=(None, axes))(params, batch)\\n")
+"""),
+    "l4_clipped_scale": ("l4", "clipped_scale", """\
+import jax, jax.numpy as jnp
+exec("clipped_scale = jax.custom_vjp(lambda w, x: w * x)\\n"
+     "clipped_scale.defvjp(lambda w, x: (w * x, (w, x)), lambda r, g: (jnp.sum(jnp.clip(g, -1, 1)"
+     " * r[1], axis=tuple(range(r[1].ndim - r[0].ndim))), jnp.clip(g, -1, 1) * r[0]))\\n")
+"""),
+    "l4_floored_cummax": ("l4", "floored_cummax", """\
+import jax, jax.numpy as jnp
+exec("floored_cummax = jax.custom_batching.custom_vmap(lambda x, floor: L4.running_max(x, floor))\\n"
+     "floored_cummax.def_vmap(lambda n, b, x, f: (floored_cummax(x if b[0] else jnp.broadcast_to("
+     "x, (n,) + x.shape), f if b[1] else jnp.broadcast_to(f, (n,) + f.shape)), True))\\n")
+"""),
+    "l4_vmap_jacobian": ("l4", "vmap_jacobian", """\
+import jax
+def vmap_jacobian(f, x):
+    tall = x.shape[0] < jax.eval_shape(f, x).shape[0]
+    return (jax.jacfwd if tall else jax.jacrev)(f)(x)
+"""),
 }
 
 
@@ -102,7 +128,8 @@ def test_the_delegation_would_earn_full_marks_where_nothing_reads_it(grade_id):
     import jax.numpy as jnp
     import numpy as np
     from grader.lessons import l1_rule_per_primitive as L1, l2_where_the_axis_goes as L2
-    namespace = {"jax": jax, "jnp": jnp, "np": np, "L1": L1, "L2": L2}
+    from grader.lessons import l4_vmap_meets_autodiff as L4
+    namespace = {"jax": jax, "jnp": jnp, "np": np, "L1": L1, "L2": L2, "L4": L4}
     exec(DELEGATES[grade_id][2], namespace)
     exercise = lessons.exercises()[grade_id]
     assert exercise.check(*[namespace[n] for n in exercise.needs], hidden=True, seed=7).passed

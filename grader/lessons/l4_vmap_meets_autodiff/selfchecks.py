@@ -45,7 +45,7 @@ def _calls() -> dict:
         4: ("jax.grad(lambda w: jnp.sum(jax.vmap(g_vjp)(w * xs)))(1.0)",
             lambda: jax.grad(lambda w: jnp.sum(jax.vmap(g_vjp)(w * xs)))(1.0)),
         5: ("jax.vmap(h_vmap)(xs)", lambda: jax.vmap(h_vmap)(xs)),
-        6: ("jax.vmap(jax.jit(g_vjp))(xs)", lambda: jax.vmap(jax.jit(g_vjp))(xs)),
+        6: ("jax.vmap(jax.jit(f_jvp))(xs)", lambda: jax.vmap(jax.jit(f_jvp))(xs)),
     }
 
 
@@ -78,8 +78,8 @@ HINTS = {
 
 
 def _hint(number: int, text: str, want: str) -> str:
-    extra = (" (under a jit, which release decides; lesson 4 prints the history: "
-             "custom_vjp_under_jit_route)" if number == 6 else "")
+    extra = (" (inside a jit too: the vmap batches the jit's program, whose custom_jvp_call "
+             "equation is bound again on the BatchTrace)" if number == 6 else "")
     return f"{text}: {HINTS[want]}{extra}."
 
 
