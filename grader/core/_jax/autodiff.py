@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from jax._src import api as _api
 from jax._src import core as jcore
 from jax._src import custom_batching as _custom_batching
+from jax._src import custom_derivatives as _custom_derivatives
 from jax._src.interpreters import ad as _ad
 from jax._src.interpreters import batching as _batching
 from jax._src.lax import lax as _lax
@@ -29,8 +30,11 @@ std_basis = _api._std_basis
 # size-1 broadcasting of an elementwise primitive, which its transpose undoes with _unbroadcast).
 broadcast_in_dim_transpose_rule = _lax._broadcast_in_dim_transpose_rule
 unbroadcast = _lax._unbroadcast
+add_jvp = _lax._add_jvp                   # a lone tangent is broadcast explicitly to the output
 
-# Custom derivatives under vmap: their own BatchTrace methods, and the batched backward rule.
+# Custom derivatives under vmap: how their call reaches a trace, their own BatchTrace methods,
+# and the batched backward rule.
+custom_jvp_call_bind = _custom_derivatives.CustomJVPCallPrimitive.bind_with_trace
 process_custom_jvp_call = _batching.BatchTrace.process_custom_jvp_call
 process_custom_vjp_call = _batching.BatchTrace.process_custom_vjp_call
 batch_custom_vjp_bwd = _batching.batch_custom_vjp_bwd
