@@ -21,11 +21,13 @@ CELL_TIMEOUT_MS = 60_000
 # JupyterLab 4 renders an error (a traceback) and text on stderr alike: as stderr-typed text. Both alarm a student.
 STDERR_MIME = "application/vnd.jupyter.stderr"
 
-WRONG_RULE = '''def softsign_rule(prim, vals, dims, **params):
-    """Batching rule for an elementwise primitive."""
+WRONG_RULE = '''def moments_rule(prim, vals, dims, *, axis):
+    """Batching rule for moments: [mean along axis, x - mean], the batch axis left in place."""
     (x,), (d,) = vals, dims
-    return prim.bind(x, **params), 0'''
-RIGHT_RULE = WRONG_RULE[:-1] + "d"
+    a = axis if axis < d else axis + 1
+    mean, centred = prim.bind(x, axis=a)
+    return [mean, centred], [d, d]'''
+RIGHT_RULE = WRONG_RULE.replace("[d, d]", "[d - 1 if a < d else d, d]")
 # A plausible wrong prediction: the in_axes copied as the tracer's batch dim.
 WRONG_PREDICTION = "tracer_prediction = (-1, (2, 3), (2, 3, 4))"
 
@@ -179,24 +181,24 @@ def test_exercise_feedback_wrong_then_right_then_validate(page, lab, exercise, s
 
     run_cell(code_cell(panel, "from grader.lessons import l1_rule_per_primitive as L1"))
     selfcheck_wrong_then_run_on(page, panel, screenshots)
-    answer = code_cell(panel, "def softsign_rule")
-    check = code_cell(panel, "show(L1.check_softsign_rule(softsign_rule))")
+    answer = code_cell(panel, "def moments_rule")
+    check = code_cell(panel, "show(L1.check_moments_rule(moments_rule))")
     assert answer.count() == 1 and check.count() == 1
 
-    # A plausible misconception: the batch axis is always at 0 in the output.
+    # A plausible misconception: both outputs keep the batch where it arrived.
     type_answer(answer, WRONG_RULE)
     run_cell(answer)
     run_cell(check)
     feedback = check.locator(".inside-vmap-result")
     feedback.wait_for()
     text = feedback.inner_text()
-    assert "Not yet" in text and "check_softsign_rule" in text, text
+    assert "Not yet" in text and "check_moments_rule" in text, text
     for row in ("case", "expected", "got", "hint"):
         assert feedback.locator("th", has_text=re.compile(f"^{row}$")).count() >= 1, f"no {row!r} row:\n{text}"
-    assert "out_dim you returned" in text, f"the hint about out_dim is missing:\n{text}"
+    assert "you gave its batch dim as" in text, f"the hint about the out dim is missing:\n{text}"
     # The failed check also fails the cell (that is what nbgrader grades), with the plain-text summary.
     error = check.locator(f'.jp-OutputArea-output[data-mime-type="{STDERR_MIME}"]')
-    assert "FAILED check_softsign_rule" in error.inner_text()
+    assert "FAILED check_moments_rule" in error.inner_text()
     to_top(answer)
     screenshots(page, "07-exercise-wrong-answer")
 
@@ -211,13 +213,13 @@ def test_exercise_feedback_wrong_then_right_then_validate(page, lab, exercise, s
     to_top(answer)
     screenshots(page, "08-exercise-fixed")
 
-    # Validate saves the notebook and runs it the way nbgrader will: softsign passes now, the untouched spy does not.
+    # Validate saves the notebook and runs it the way nbgrader will: moments passes now, the untouched spy does not.
     validate.click()
     dialog = page.locator(".jp-Dialog", has_text="Validation Results")
     dialog.wait_for(timeout=CELL_TIMEOUT_MS * 2)
     report = dialog.inner_text()
     screenshots(page, "09-validate")
     assert "FAILED check_spy" in report, report[:2000]
-    assert "check_softsign_rule" not in report, report[:2000]
+    assert "check_moments_rule" not in report, report[:2000]
     saved = (lab.root / exercise).read_text()
-    assert "prim.bind(x, **params), d" in saved
+    assert "[d - 1 if a < d else d, d]" in saved

@@ -30,9 +30,8 @@ pytestmark = pytest.mark.slow
 # A wrong prediction for every self-check, by the grade id of its answer cell: the mistakes students make.
 WRONG = {
     "predict_tracer": "tracer_prediction = (-1, (2, 3), (2, 3, 4))        # in_axes copied as the batch dim",
-    "predict_route": 'route_prediction = "shortcut" if L1.layout() == "collapsed" else "rule"',
+    "predict_route": 'route_prediction = "not at all"                      # c is no tracer, so...',
     "predict_axes": "reduce_prediction = ((1,), (5, 3))                   # vmap's output shape, not the equation's",
-    "predict_rowmax": 'rowmax_equation = ("rowmax", (4, 3, 5), (4, 3))       # the unfolded shapes',
     "l2_mv_predictions": 'mv_predictions = {row: ((5, 2), ["dot_general", "broadcast_in_dim"]) for row in range(1, 9)}',
     "l2_dot_answer": "dot_answer = {call: (((0,), (0,)), ((0,), (0,))) for call in range(1, 5)}",
     "l2_reduce_answer": "reduce_answer = {1: (1,), 2: (1,), 3: (1,), 4: (2,), 5: (1, 2)}",
