@@ -106,28 +106,35 @@ def expect(case) -> dict:
     return {"shape": tuple(int(d) for d in out.shape), "values": out.ravel().tolist()}
 
 
-# ---- feedback: which known mistake reproduces the answer ---------------------------------------------
+# ---- feedback: which known mistake gives the answer's numbers -------------------------------------
 
-def _mistake(kind):
-    """A rule that makes one known mistake (run in trusted code, to recognise an answer)."""
-    import jax.numpy as jnp
+def _named(case) -> int:
+    return [level["name"] for level in case["levels"]].index(case["name"])
 
-    def rule(prim, axis_data, vals, dims, *, axis_name):
-        (x,), (d,) = vals, dims
-        mine = axis_data.name == axis_name or kind == "every level"
-        if not mine:
-            return prim.bind(x, axis_name=axis_name), (None if kind == "foreign dim" else d)
-        if d is None:
-            if kind == "unmapped as is":
-                return x, None
-            if kind == "unmapped times size":
-                return x * axis_data.size, None
-            steps = jnp.arange(1, axis_data.size + 1, dtype=x.dtype).reshape((-1,) + (1,) * x.ndim)
-            return steps * x, 0
-        if kind == "a total":
-            return x.sum(d), None
-        return jnp.cumsum(x, axis=0 if kind == "front axis" else d), d
-    return rule
+
+def _collective(case, reduce) -> np.ndarray:
+    """The case's result with the collective replaced by ``reduce(value laid out, named axis)``."""
+    x = canonical(observe.inputs(case)[0], case)
+    if case["closed"]:
+        return x + reduce(np.broadcast_to(observe.constant(case), x.shape), _named(case))
+    return reduce(x, _named(case))
+
+
+def _mistakes(case) -> dict:
+    """The numbers each known mistake gives on this case (a shape no mistake gives: none)."""
+    depth = len(case["levels"])
+    found = {
+        "a total": _collective(case, lambda v, k: np.broadcast_to(v.sum(axis=k, keepdims=True),
+                                                                  v.shape)),
+        # the first level a bind meets is the innermost: a rule that owns every axis stops there
+        "every level": _collective(case, lambda v, k: np.cumsum(v, axis=depth - 1)),
+    }
+    unmapped = case["closed"] or case["levels"][_named(case)]["in_axes"] is None
+    if unmapped:
+        found["unmapped as is"] = _collective(case, lambda v, k: v)
+        found["unmapped times size"] = _collective(
+            case, lambda v, k: v * case["levels"][k]["size"])
+    return found
 
 
 MISTAKES = {
@@ -138,9 +145,6 @@ MISTAKES = {
                    "whose axis_data.name is the primitive's axis_name owns the prefix; another "
                    "level binds the primitive again, for the level that owns it, and keeps its "
                    "batch dim.",
-    "foreign dim": "at a vmap level that is not the collective's, your rule binds the primitive "
-                   "again but loses the batch dim the value came with: that level's axis is "
-                   "still there, untouched.",
     "unmapped as is": "the value reaching the rule is not mapped at the collective's level "
                       "(dims == (None,)), and your rule handed it back unmapped; yet member k "
                       "still gets the sum over members 0..k of that same value, different for "
@@ -149,24 +153,15 @@ MISTAKES = {
     "unmapped times size": "for a value the collective's level does not map you multiplied by "
                            "axis_data.size: that is psum of an unmapped value; prefix gives member "
                            "k only the sum over members 0..k, different for each member.",
-    "front axis": "your rule ran the prefix along axis 0 of the value it was given, not along its "
-                  "batch axis (dims[0]).",
 }
 
 
-def _matches(case, kind, got) -> bool:
-    try:
-        mine = observe.collective(_mistake(kind), case)
-    except Exception:  # the mistake raises here: not this answer's mistake
-        return False
-    return mine["shape"] == tuple(got["shape"]) and bool(
-        np.allclose(mine["values"], got["values"], rtol=1e-5, atol=1e-5))
-
-
 def _hint(case, got) -> str:
-    for kind, text in MISTAKES.items():
-        if _matches(case, kind, got):
-            return text
+    mine = np.asarray(got["values"], dtype=np.float32)
+    for kind, numbers in _mistakes(case).items():
+        if tuple(numbers.shape) == tuple(got["shape"]) and np.allclose(
+                numbers.ravel(), mine, rtol=1e-5, atol=1e-5):
+            return MISTAKES[kind]
     return ("your result is not each member's prefix over the axis named "
             f"{case['name']!r}. Check each level your rule sees on its own: whose axis it is "
             "(axis_data.name), whether the value is mapped there (dims), and where the batch "
