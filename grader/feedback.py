@@ -63,6 +63,13 @@ class Result:
     def failed(self) -> int:
         return len(self.findings)
 
+    # A graded check over many hidden cases shows its first few; a self-check has a handful of
+    # predictions, and every wrong one is explained (the last of them was once "... and 1 more").
+    SHOWN = 3
+
+    def shown(self) -> tuple[Finding, ...]:
+        return self.findings if not self.graded else self.findings[:self.SHOWN]
+
     def summary(self) -> str:
         if self.manual:
             return f"NEEDS MANUAL GRADING {self.check}: {self.manual}"
@@ -71,12 +78,12 @@ class Result:
             return head + (f"\n  {self.note}" if self.note else "")
         counts = f": {self.failed} of {self.cases} case(s) wrong" if self.cases > 1 else ""
         lines = [f"{'FAILED' if self.findings else 'NOT YET'} {self.check}{counts}"]
-        for f in self.findings[:3]:
+        for f in self.shown():
             lines += [f"  case: {f.case}", f"    expected: {f.expected}", f"    got:      {f.got}"]
             if f.hint:
                 lines.append(f"    hint: {f.hint}")
-        if self.failed > 3:
-            lines.append(f"  ... and {self.failed - 3} more")
+        if self.failed > len(self.shown()):
+            lines.append(f"  ... and {self.failed - len(self.shown())} more")
         if self.note:
             lines.append(f"  {self.note}")
         return "\n".join(lines)
@@ -97,15 +104,15 @@ class Result:
                  f'({self.cases} case(s){"" if not self.findings else f", {self.failed} wrong"})']
         if self.manual:
             parts.append(f"<div>{esc(self.manual)}</div>")
-        for f in self.findings[:3]:
+        for f in self.shown():
             rows = [("case", f"<code>{esc(f.case)}</code>"),
                     ("expected", f"<code>{esc(f.expected)}</code>"),
                     ("got", f"<code>{esc(f.got)}</code>")] + ([("hint", esc(f.hint))] if f.hint else [])
             parts.append('<table style="margin:6px 0;font-size:90%">' + "".join(
                 f"<tr><th {_TH}>{label}</th><td {_TD}>{value}</td></tr>" for label, value in rows)
                 + "</table>")
-        if self.failed > 3:
-            parts.append(f"<div>&hellip; and {self.failed - 3} more</div>")
+        if self.failed > len(self.shown()):
+            parts.append(f"<div>&hellip; and {self.failed - len(self.shown())} more</div>")
         if self.note:
             parts.append(f"<div>{esc(self.note)}</div>")
         return "".join(parts) + "</div>"

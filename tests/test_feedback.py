@@ -38,6 +38,12 @@ def test_only_three_findings_are_shown():
     assert "case 3" not in res._repr_html_() and "and 2 more" in res._repr_html_()
 
 
+def test_a_self_check_explains_every_wrong_prediction():
+    res = feedback.selfcheck("s", 4, [Finding(f"row {i}", "e", "g", f"hint {i}") for i in range(4)])
+    for view in (res.summary(), res._repr_html_()):
+        assert "hint 3" in view and "more" not in view
+
+
 def test_ipython_text_view_is_the_summary():
     from IPython.lib.pretty import pretty
     assert pretty(failed()) == FAILED_TEXT
