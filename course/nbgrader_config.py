@@ -80,7 +80,11 @@ c.KernelManager.ip = os.path.join(_SOCKETS, "kernel")
 c.Execute.timeout = 60
 # The grading kernel's own log stays out of the terminal (only errors are shown).
 c.Execute.extra_arguments = ["--IPKernelApp.log_level=ERROR"]
-c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
+# Where a solution was, the release holds a stub that does nothing: an unanswered prediction keeps the
+# None it is given before its solution, an unanswered function returns None, and each check says
+# "not answered yet" (on stderr: nbgrader and Validate count the cell failed), so "Run All" on an
+# unanswered notebook reaches its last cell.
+c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\n..."}
 
 # Autograde: nbgrader's default steps, with the course's judge between LimitOutput and
 # SaveAutoGrades. The judge re-runs each graded exercise outside the student's kernel and

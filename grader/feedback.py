@@ -2,12 +2,14 @@
 
 A check returns a frozen `Result` with three views (``_repr_html_``, the text ``summary``,
 ``to_dict``). ``show`` displays it once; a failed *graded* check then raises, so nbgrader marks
-its test cell, while a self-check never raises, so "Run All" never stops at one. Everything put
-into HTML is escaped: tracer reprs contain ``<``.
+its test cell, while a self-check never raises, so "Run All" never stops at one; nor does a graded
+check that is not answered yet, which says so on stderr (nbgrader still counts the cell failed).
+Everything put into HTML is escaped: tracer reprs contain ``<``.
 """
 from __future__ import annotations
 
 import html
+import sys
 from dataclasses import asdict, dataclass
 
 
@@ -77,7 +79,7 @@ class Result:
             head = f"PASSED {self.check}: {self.cases} case(s) checked"
             return head + (f"\n  {self.note}" if self.note else "")
         counts = f": {self.failed} of {self.cases} case(s) wrong" if self.cases > 1 else ""
-        lines = [f"{'FAILED' if self.findings else 'NOT YET'} {self.check}{counts}"]
+        lines = [f"{'FAILED' if self.findings or self.graded else 'NOT YET'} {self.check}{counts}"]
         for f in self.shown():
             lines += [f"  case: {f.case}", f"    expected: {f.expected}", f"    got:      {f.got}"]
             if f.hint:
@@ -151,4 +153,9 @@ def show(res: Result) -> None:
             print(res.summary())
     except ImportError:
         print(res.summary())
+    if res.graded and not res.complete and not res.passed:
+        # Not answered yet: nbgrader (and Validate) count a grade cell with output on stderr as
+        # failed, and "Run All" goes on to the next exercise instead of stopping here.
+        print(res.summary(), file=sys.stderr)
+        return
     res.raise_if_failed(shown)

@@ -44,6 +44,15 @@ def test_a_self_check_explains_every_wrong_prediction():
         assert "hint 3" in view and "more" not in view
 
 
+def test_a_graded_check_not_answered_yet_says_so_on_stderr_and_does_not_raise(capsys):
+    res = feedback.result("check_spy", 0, [], note="not answered yet", complete=False)
+    feedback.show(res)                                   # no CheckFailed: Run All goes on
+    out = capsys.readouterr()
+    assert "FAILED check_spy" in out.err and "not answered yet" in out.err
+    with pytest.raises(feedback.CheckFailed):
+        feedback.show(feedback.result("check_spy", 1, [Finding("c", "e", "g")]))
+
+
 def test_ipython_text_view_is_the_summary():
     from IPython.lib.pretty import pretty
     assert pretty(failed()) == FAILED_TEXT

@@ -94,3 +94,29 @@ def test_run_all_with_every_self_check_wrong_reaches_the_last_cell(assignment, c
             html = cell.outputs[0].data["text/html"]
             assert html.count("Not yet") == 1 and html.count(name) == 1, (name, html)
             assert "Traceback" not in text and "CheckFailed" not in text
+
+
+GRADE_CELL = re.compile(r"\bshow\(L\d\.(check_\w+)\(")
+
+
+@pytest.mark.parametrize("assignment", assignments())
+def test_run_all_on_an_unanswered_notebook_reaches_the_last_cell(assignment, course_dir):
+    """The release as a student first opens it (issue 28): no cell raises, each graded check says "not
+    answered yet" on stderr (so nbgrader and Validate count it failed) and each self-check says so too."""
+    run_nbgrader(["generate_assignment", assignment, "--force"])
+    for nb_path in notebooks(assignment):
+        released = nbformat.read(course_dir / "release" / assignment / nb_path.name, as_version=4)
+        NotebookClient(released, kernel_name=released.metadata.kernelspec.name, timeout=600, allow_errors=False,
+                       resources={"metadata": {"path": str(course_dir)}}).execute()
+        code = [c for c in released.cells if c.cell_type == "code"]
+        assert all(c.execution_count for c in code), "Run All stopped before the last cell"
+        graded = [c for c in code if c.metadata.get("nbgrader", {}).get("grade")]
+        assert graded
+        for cell in graded:
+            name = GRADE_CELL.search(cell.source)[1]
+            stderr = [o.text for o in cell.outputs if o.output_type == "stream" and o.name == "stderr"]
+            assert stderr and f"FAILED {name}" in stderr[0] and "not answered yet" in stderr[0], cell.outputs
+        for cell in code:
+            if SELFCHECK_CALL.search(cell.source) and not cell.metadata.get("nbgrader"):
+                text = cell.outputs[0].data["text/plain"]
+                assert re.match(r"NOT YET selfcheck_\w+", text), text

@@ -16,11 +16,19 @@ def test_selfchecks_accept_the_truth_and_reject_guesses():
 
 
 def test_wrong_predictions_never_raise(capsys):
-    for res in (S.selfcheck_tracer(None), S.selfcheck_route("refused"), S.selfcheck_reduce_axes("?")):
+    for res in (S.selfcheck_tracer((-1,)), S.selfcheck_route("refused"), S.selfcheck_reduce_axes("?")):
         assert not res.passed and not res.graded
         assert res.raise_if_failed() is res
         show(res)
     assert "FAILED selfcheck_tracer" in capsys.readouterr().out
+
+
+def test_a_prediction_left_as_released_is_not_yet_answered(capsys):
+    for check in (S.selfcheck_tracer, S.selfcheck_route, S.selfcheck_reduce_axes):
+        res = check(None)
+        assert not res.passed and not res.findings and not res.complete and "not answered" in res.note
+        show(res)
+    assert capsys.readouterr().out.count("NOT YET selfcheck_") == 3
 
 
 def test_the_layout_is_the_cores():
