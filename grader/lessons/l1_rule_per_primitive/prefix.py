@@ -61,7 +61,8 @@ def _visible(name, levels, example, closed=False, seed=0):
     for level in reversed(levels):
         if level[1] is not None:
             shape = draw.insert(shape, level[1], level[2])
-    return {"name": name, "levels": tuple({"name": n, "in_axes": a, "size": s} for n, a, s in levels),
+    levels = tuple({"name": n, "in_axes": a, "size": s} for n, a, s in levels)
+    return {"name": name, "levels": levels,
             "example": tuple(example), "shapes": (shape,), "closed": closed, "seed": seed}
 
 
@@ -80,7 +81,7 @@ def cases(rng, hidden: bool) -> list[dict]:
     return fresh_cases(lambda i: _case(rng, KINDS[i % len(KINDS)]), visible, len(KINDS))
 
 
-# ---- the expectation: members laid out explicitly, outermost level first ---------------------------
+# ---- the expectation: members laid out explicitly, outermost level first ------------------------
 
 def canonical(x, case) -> np.ndarray:
     """``x`` as an array of shape (size of each level, outermost first, *example): what each
@@ -106,7 +107,7 @@ def expect(case) -> dict:
     return {"shape": tuple(int(d) for d in out.shape), "values": out.ravel().tolist()}
 
 
-# ---- feedback: which known mistake gives the answer's numbers -------------------------------------
+# ---- feedback: which known mistake gives the answer's numbers ----------------------------------
 
 def _named(case) -> int:
     return [level["name"] for level in case["levels"]].index(case["name"])

@@ -97,9 +97,9 @@ def structure_hint(case, got) -> str | None:
     """Why a flat case's batched program is not one equation of the primitive computing it all."""
     name, eqns = case["prim"], mine(case, got)
     if len(eqns) != 1:
+        why = " (a loop over examples?)" if eqns else " (you computed it without binding it?)"
         return (f"the batched program should hold exactly one {name} equation, on the whole "
-                f"batch; it holds {len(eqns)}" + (" (a loop over examples?)" if eqns else
-                                                  " (you computed it without binding the primitive?)"))
+                f"batch; it holds {len(eqns)}{why}")
     if not core.computed_by(got["flow"], name):
         return (f"the batched program's outputs must come from the {name} equation itself (at "
                 f"most moved or reshaped after it): your rule binds {name} but returns something "
@@ -121,7 +121,8 @@ def failure_hint(case, failure) -> str:
     if "unexpected keyword" in err or ("missing" in err and "required" in err):
         return (f"a rule receives the primitive's parameters as keyword arguments (**params) and "
                 f"must pass them on to {case['prim']}_p.bind, changed where the batch requires.")
-    return "run your rule by hand on a batch of your own (L1.install, then jax.vmap) and read the error."
+    return ("run your rule by hand on a batch of your own (L1.install, then jax.vmap) and read "
+            "the error.")
 
 
 def moves_before(case, got) -> list[Eqn]:

@@ -46,7 +46,8 @@ def _options(rng, shapes: dict) -> list:
             if a != b and sa == sb and sa:
                 opts.append(("mul", a, b))
                 opts.append(("concat", a, b, int(rng.integers(0, len(sa)))))
-            if 1 <= len(sa) <= 2 and 1 <= len(sb) <= 2 and sa[-1] == sb[0] and (len(sa), len(sb)) != (1, 1):
+            ranks = (len(sa), len(sb))
+            if set(ranks) <= {1, 2} and ranks != (1, 1) and sa[-1] == sb[0]:
                 opts.append(("matmul", a, b))
     return opts
 
@@ -70,7 +71,8 @@ INPUTS = (("A", "nm"), ("v", "m"), ("B", "nm"), ("u", "n"), ("C", "mk"))
 def _draw(rng) -> dict | None:
     n, m, k = (int(d) for d in rng.choice([2, 3, 4, 5], size=3, replace=False))
     size = {"n": n, "m": m, "k": k}
-    picks = sorted(int(i) for i in rng.choice(len(INPUTS), size=int(rng.integers(2, 4)), replace=False))
+    count = int(rng.integers(2, 4))
+    picks = sorted(int(i) for i in rng.choice(len(INPUTS), size=count, replace=False))
     inputs = tuple((INPUTS[i][0], tuple(size[c] for c in INPUTS[i][1])) for i in picks)
     shapes, steps = dict(inputs), []
     for t in range(int(rng.integers(4, 7))):

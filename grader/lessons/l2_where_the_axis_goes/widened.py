@@ -15,7 +15,7 @@ from ...exercise import Exercise, canonical, describe, fresh_cases
 from ...feedback import Finding
 from .kit import observe
 
-# ---- the definition, on a program's plain data flow (kit.observe.graph) -------------------------------
+# ---- the definition, on a program's plain data flow (kit.observe.graph) -------------------------
 
 
 def widenings(graph: dict, levels, sizes, recursive: bool = False) -> list:

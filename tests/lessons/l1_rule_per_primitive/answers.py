@@ -97,7 +97,22 @@ def _own_level_then_peeled(x, a):
     return (mine + rest + [None] * depth)[:depth]
 
 
+def _from_own_trace(x, a):
+    """Lesson 1's trace chain (core.trace_chain), copied: from the tracer's own trace outwards,
+    asking each trace whether the tracer is its own (it misses the levels inside that trace)."""
+    dims, trace = [], getattr(x, "_trace", None)
+    while isinstance(trace, L1.BatchTrace):
+        if isinstance(x, L1.BatchTracer) and x._trace.tag is trace.tag:
+            dims.append(int(x.batch_dim))
+            x = x.val
+        else:
+            dims.append(None)
+        trace = trace.parent_trace
+    return dims
+
+
 spy_copies_the_lesson = spying(_own_level)
+spy_walks_from_the_tracer = spying(_from_own_trace)
 spy_peels_tracers = spying(_peeled)
 spy_peels_after_in_axes = spying(_own_level_then_peeled)
 

@@ -16,10 +16,11 @@ def test_reference_passes_visible_and_hidden():
 
 
 # The pattern-matching students: the last lesson's spy copied (in_axes and one tracer), the
-# course's tracer view transcribed (peel every BatchTracer), the two combined, and the visible
-# cases looked up. Each earns what a blank earns on the hidden cases; the honest spy earns it all.
+# course's tracer view transcribed (peel every BatchTracer), the two combined, the lesson's trace
+# chain walked from the tracer's own trace, and the visible cases looked up. Each earns what a
+# blank earns on the hidden cases; the honest spy earns it all.
 PATTERN_MATCHERS = [A.spy_copies_the_lesson, A.spy_peels_tracers, A.spy_peels_after_in_axes,
-                    A.fitted_spy(S.SPY, A.spy_peels_after_in_axes)]
+                    A.spy_walks_from_the_tracer, A.fitted_spy(S.SPY, A.spy_peels_after_in_axes)]
 
 
 @pytest.mark.parametrize("answer", PATTERN_MATCHERS, ids=lambda a: a.__name__)

@@ -171,7 +171,17 @@ def widened_transcribed(jaxpr, in_axes, size):
             and int(np.prod(e.outvars[0].aval.shape)) > int(np.prod(e.invars[0].aval.shape))}
 
 
+def _adds_the_batch_axis(eqn, ins, size):
+    """Lesson 2's widened_to_batch, transcribed: a broadcast adding one axis of the batch size."""
+    if eqn.primitive.name != "broadcast_in_dim":
+        return False
+    i, o = eqn.invars[0].aval.shape, eqn.outvars[0].aval.shape
+    return len(o) == len(i) + 1 and int(np.prod(o)) == int(np.prod(i)) * size
+
+
 widened_lesson_cell = tracing(_broadcast_to_size, attribute=_every_unmapped)
+widened_lesson_helper = tracing(_adds_the_batch_axis, attribute=_direct)
+widened_lesson_helper_blames_all = tracing(_adds_the_batch_axis, attribute=_every_unmapped)
 widened_no_data_flow = tracing(_widens, attribute=_every_unmapped)
 
 

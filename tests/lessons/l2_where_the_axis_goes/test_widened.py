@@ -12,11 +12,13 @@ def test_reference_passes_visible_and_hidden():
     contract.assert_passes(WD.WIDENED, A.widened, min_cases=2)
 
 
-# The course's widening_broadcasts transcribed (every broadcast that grows), the nearest lesson cell
-# (a broadcast to the batch size, blamed on every unmapped input), the right equations without the
-# data flow (every unmapped input blamed), and the visible cases looked up.
-PATTERN_MATCHERS = [A.widened_transcribed, A.widened_lesson_cell, A.widened_no_data_flow,
-                    A.widened_fitted(WD.WIDENED)]
+# The course's widening_broadcasts transcribed (every broadcast that grows); the lesson's own
+# widened_to_batch (a broadcast adding one axis of the batch size: the right equations here)
+# with the operand's input blamed, or every unmapped input; a broadcast to the batch size blamed
+# on every unmapped input; the right equations without the data flow; the visible cases looked up.
+PATTERN_MATCHERS = [A.widened_transcribed, A.widened_lesson_helper,
+                    A.widened_lesson_helper_blames_all, A.widened_lesson_cell,
+                    A.widened_no_data_flow, A.widened_fitted(WD.WIDENED)]
 
 
 @pytest.mark.parametrize("answer", PATTERN_MATCHERS, ids=lambda a: a.__name__)

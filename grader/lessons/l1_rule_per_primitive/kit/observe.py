@@ -19,7 +19,7 @@ def zeros(shapes) -> list:
 
 
 def vmap_depth() -> int:
-    """How many vmaps are active where this is called: the BatchTraces from the current trace out."""
+    """How many vmaps are active where this is called: BatchTraces from the current trace out."""
     depth, trace = 0, _jax.current_trace()
     while isinstance(trace, _jax.BatchTrace):
         depth, trace = depth + 1, trace.parent_trace

@@ -1,4 +1,4 @@
-"""The primitives the exercises batch: each runs and traces, and vmap refuses it until it has a rule.
+"""The primitives the exercises batch: each runs and traces, and vmap refuses it without a rule.
 
 ``make_primitives()`` builds them fresh, so a rule installed by one check never leaks into
 another. A student's rule is handed its primitive first, as JAX's ``vectorized_batcher`` is:

@@ -61,7 +61,8 @@ def graph(jaxpr) -> dict:
         eqns = []
         for e in j.eqns:
             ins = [num(v) for v in e.invars]
-            outs = [[num(v), tuple(int(d) for d in getattr(v.aval, "shape", ()))] for v in e.outvars]
+            outs = [[num(v), tuple(int(d) for d in getattr(v.aval, "shape", ()))]
+                    for v in e.outvars]
             sub = None
             inner = e.params.get("jaxpr")
             if _jax.primitive_name(e.primitive) == "jit" and _jax.is_jaxpr(inner):
