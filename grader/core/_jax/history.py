@@ -129,12 +129,38 @@ HISTORY: dict[str, Fact] = {
 }
 
 
+# ---- lesson 3, "Batching whole programs" (their measures: measures_l3.py) ------------------------
+# Read in each release's jax/_src (pjit.py, lax/control_flow/loops.py, conditionals.py), probed live
+# on the nine releases of the matrix; a boundary between two of them is read in the releases' source.
+HISTORY.update({
+    "jit_rule_calls": Fact("which batching function jit's rule hands the inner program to",
+                           ((_FIRST, "batch_jaxpr2"),)),
+    "batch_jaxpr2_cached": Fact("whether batch_jaxpr2's work is memoised in a weakref_lru_cache",
+                                ((_FIRST, True),)),
+    "jit_inline_true_eqn": Fact("whether jax.jit(f, inline=True) leaves a jit equation in the jaxpr",
+                                ((_FIRST, False), ("0.11.2", True))),
+    "jnp_sin_jit_eqn": Fact("whether jnp.sin (itself a jitted wrapper) leaves a jit equation",
+                            ((_FIRST, False),)),
+    "cond_batched_predicate": Fact("what vmap makes of a lax.cond whose predicate is batched",
+                                   ((_FIRST, "select_n, both branches inlined"),)),
+    "while_batched_select": Fact("where a while_loop with a batched predicate holds finished examples",
+                                 ((_FIRST, "in its lowering (_pred_bcast_select_hlo)"),)),
+    "scan_batched_const_moved": Fact("whether scan's rule moves a const batched on axis 1 to axis 0",
+                                     ((_FIRST, True), ("0.12.0", False))),
+    "map_batch_size": Fact("how lax.map(f, xs, batch_size=b) is built",
+                           ((_FIRST, "a scan over vmap(f) of chunks, vmap(f) of the remainder"),)),
+})
+
+
 def expected(fact: str, version: tuple[int, ...] = JAX_VERSION) -> object:
     """What ``HISTORY`` says release ``version`` (default: the installed one) does."""
     return HISTORY[fact].value_for(version)
 
 
 from .measures import MEASURES  # noqa: E402  (the measures name the facts above)
+from .measures_l3 import MEASURES_L3  # noqa: E402
+
+MEASURES = {**MEASURES, **MEASURES_L3}
 
 assert set(MEASURES) == set(HISTORY), "every fact needs a live measure"
 
