@@ -8,9 +8,9 @@ from typing import Callable
 import jax
 import jax.numpy as jnp
 from jax import lax
-from jax._src.lax.control_flow import loops
 
 from . import B, open_jaxpr
+from .programs import rule_named, while_lowering
 
 
 def _names(fn, *args) -> list[str]:
@@ -19,14 +19,8 @@ def _names(fn, *args) -> list[str]:
             for e in open_jaxpr(jax.make_jaxpr(fn)(*args)).eqns]
 
 
-def jit_rule():
-    """jit's batching rule, from the one table every release keeps it in."""
-    return next(rule for prim, rule in B.fancy_primitive_batchers.items()
-                if prim.name in ("jit", "pjit"))
-
-
 def _jit_rule_calls():
-    source = inspect.getsource(jit_rule())
+    source = inspect.getsource(rule_named("jit"))
     found = [n for n in ("batch_jaxpr2", "batch_jaxpr_axes", "batch_jaxpr") if f"{n}(" in source]
     return found[0] if found else "none"
 
@@ -48,7 +42,7 @@ def _while_batched_select():
                if e.primitive.name == "while")
     body = open_jaxpr(eqn.params["body_jaxpr"])
     in_body = "select_n" in [e.primitive.name for e in body.eqns]
-    lowering = inspect.getsource(loops._while_lowering)
+    lowering = inspect.getsource(while_lowering())
     if in_body:
         return "in the batched body (select_n)"
     return ("in its lowering (_pred_bcast_select_hlo)" if "_pred_bcast_select_hlo" in lowering
