@@ -17,8 +17,8 @@ VISIBLE = (
 
 
 def _outputs(rng, n_ops: int, n_out: int) -> list[list[int]]:
-    return [sorted(int(j) for j in rng.choice(n_ops, size=int(rng.integers(0, 3)), replace=False))
-            for _ in range(n_out)]
+    return [sorted(int(j) for j in rng.choice(n_ops, size=min(n_ops, int(rng.integers(0, 3))),
+                                              replace=False)) for _ in range(n_out)]
 
 
 def _draw(rng, pred: bool) -> dict:
@@ -31,7 +31,12 @@ def _draw(rng, pred: bool) -> dict:
 def cases(rng, hidden: bool) -> list[dict]:
     if not hidden:
         return [dict(c) for c in VISIBLE]
-    return fresh_cases(lambda i: _draw(rng, pred=i % 2 == 1), VISIBLE, 6)
+    return fresh_cases(lambda i: _batched(_draw(rng, pred=i % 2 == 1)), VISIBLE, 6)
+
+
+def _batched(case: dict) -> dict | None:
+    """A case with something batched (else there is nothing for vmap to do): drawn again."""
+    return case if case["pred"] or any(case["operands"]) else None
 
 
 def expect(case) -> dict:

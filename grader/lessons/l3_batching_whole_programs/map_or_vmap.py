@@ -129,4 +129,5 @@ MAP_OR_VMAP = Exercise("l3_map_or_vmap", 3, ("run_batched",), observe.run_batche
                        compare, name="check_run_batched", failure_hint=failure_hint)
 check_run_batched = MAP_OR_VMAP.checker()
 
-__all__ = ["MAP_OR_VMAP", "check_run_batched", "chunk", "per_example"]
+__all__ = ["MAP_CASES", "MAP_OR_VMAP", "check_run_batched", "chunk", "per_example"]
+MAP_CASES = tuple({k: v for k, v in c.items() if k != "_seed"} for c in VISIBLE)

@@ -32,7 +32,7 @@ def _sum_of(values, reads, wrap=lambda v: v):
     return acc
 
 
-def _out_dims(fn, in_axes, args) -> list:
+def _out_dims(fn, in_axes, args, size: int) -> list:
     """Where the batch axis of each output of ``fn`` is, read off its tracers inside vmap."""
     seen = []
 
@@ -41,7 +41,7 @@ def _out_dims(fn, in_axes, args) -> list:
         seen[:] = [core.view(o).batch_dim for o in jax.tree_util.tree_leaves(out)]
         return out
 
-    jax.eval_shape(jax.vmap(spy, in_axes=in_axes), *args)
+    jax.eval_shape(jax.vmap(spy, in_axes=in_axes, axis_size=size), *args)
     return seen
 
 
@@ -79,11 +79,11 @@ def cond_program(case):
 def jax_cond_plan(case) -> dict:
     """What the installed JAX makes of the case's cond under vmap, read off its batched jaxpr."""
     fn, in_axes, args = cond_program(case)
-    jaxpr = jax.make_jaxpr(jax.vmap(fn, in_axes=in_axes))(*args)
+    jaxpr = jax.make_jaxpr(jax.vmap(fn, in_axes=in_axes, axis_size=case["B"]))(*args)
     operands = list(range(1, len(args)))
     return {"kept": "cond" in core.primitives(core.summarize(jaxpr)),
             "widened": _widened(jaxpr, operands, case["B"]),
-            "out_batched": [d is not None for d in _out_dims(fn, in_axes, args)]}
+            "out_batched": [d is not None for d in _out_dims(fn, in_axes, args, case["B"])]}
 
 
 # ---- scan ----------------------------------------------------------------------------------------
@@ -112,9 +112,9 @@ def scan_program(case):
 
 def jax_scan_plan(case) -> dict:
     fn, in_axes, args = scan_program(case)
-    jaxpr = jax.make_jaxpr(jax.vmap(fn, in_axes=in_axes))(*args)
+    jaxpr = jax.make_jaxpr(jax.vmap(fn, in_axes=in_axes, axis_size=case["B"]))(*args)
     n = len(case["carries"])
-    dims = _out_dims(fn, in_axes, args)
+    dims = _out_dims(fn, in_axes, args, case["B"])
     return {"carry": [d is not None for d in dims[:n]],
             "ys": [d is not None for d in dims[n:]],
             "broadcast": _widened(jaxpr, list(range(2, 2 + n)), case["B"])}
@@ -163,8 +163,8 @@ def _predicate_batched(jaxpr) -> bool:
 
 def jax_while_plan(case) -> dict:
     fn, in_axes, args = while_program(case)
-    jaxpr = jax.make_jaxpr(jax.vmap(fn, in_axes=in_axes))(*args)
-    dims = _out_dims(fn, in_axes, args)
+    jaxpr = jax.make_jaxpr(jax.vmap(fn, in_axes=in_axes, axis_size=case["B"]))(*args)
+    dims = _out_dims(fn, in_axes, args, case["B"])
     own = [int(n) for n in (case["limits"] if case["limit"] else case["limits"][:1] * case["B"])]
     trips = max(own)
     return {"pred_batched": _predicate_batched(jaxpr), "carry": [d is not None for d in dims],

@@ -23,14 +23,14 @@ VISIBLE = (
 
 def _carry(rng, n: int) -> dict:
     return {"init": bool(rng.random() < 0.25),
-            "reads": sorted(int(j) for j in rng.choice(n, size=int(rng.integers(0, 3)),
+            "reads": sorted(int(j) for j in rng.choice(n, size=min(n, int(rng.integers(0, 3))),
                                                        replace=False)),
             "x": bool(rng.random() < 0.3), "k": bool(rng.random() < 0.3)}
 
 
 def _draw(rng) -> dict:
     n = int(rng.integers(2, 5))
-    ys = [{"reads": sorted(int(j) for j in rng.choice(n, size=int(rng.integers(0, 2)),
+    ys = [{"reads": sorted(int(j) for j in rng.choice(n, size=min(n, int(rng.integers(0, 2))),
                                                       replace=False)),
            "x": bool(rng.random() < 0.3)} for _ in range(int(rng.integers(1, 3)))]
     return {"B": int(rng.choice([4, 5, 6, 7])), "xs": bool(rng.random() < 0.5),

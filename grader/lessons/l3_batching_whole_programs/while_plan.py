@@ -11,19 +11,20 @@ from .programs import jax_while_plan
 VISIBLE = (
     {"B": 4, "limit": True, "limits": [2, 5, 1, 3], "const": False, "pred_reads": [],
      "carries": [{"init": False, "reads": [0], "k": False}]},
-    {"B": 3, "limit": False, "limits": [4], "const": True, "pred_reads": [],
+    {"B": 5, "limit": False, "limits": [4], "const": True, "pred_reads": [],
      "carries": [{"init": False, "reads": [0], "k": True}, {"init": False, "reads": [1], "k": False}]},
 )
 
 
 def _draw(rng, limit: bool) -> dict:
-    n, size = int(rng.integers(1, 4)), int(rng.choice([3, 4, 5, 6]))
+    n, size = int(rng.integers(1, 4)), int(rng.choice([4, 5, 6, 7]))
     carries = [{"init": bool(rng.random() < 0.25),
-                "reads": sorted(int(j) for j in rng.choice(n, size=int(rng.integers(0, 3)),
+                "reads": sorted(int(j) for j in rng.choice(n, size=min(n, int(rng.integers(0, 3))),
                                                            replace=False)),
                 "k": bool(rng.random() < 0.3)} for _ in range(n)]
     limits = [int(v) for v in rng.integers(0, 7, size=size)] if limit else [int(rng.integers(1, 7))]
-    reads = sorted(int(j) for j in rng.choice(n, size=int(rng.integers(0, 2)), replace=False))
+    reads = sorted(int(j) for j in rng.choice(n, size=min(n, int(rng.integers(0, 2))),
+                                              replace=False))
     return {"B": size, "limit": limit, "limits": limits, "const": bool(rng.random() < 0.5),
             "pred_reads": reads, "carries": carries}
 
