@@ -221,3 +221,23 @@ def test_exercise_feedback_wrong_then_right_then_validate(page, lab, exercise, s
     assert "check_softsign_rule" not in report, report[:2000]
     saved = (lab.root / exercise).read_text()
     assert "prim.bind(x, **params), d" in saved
+
+
+LESSON_3 = "lessons/03-batching-whole-programs.ipynb"
+
+
+def test_lesson_3_runs_clean_and_draws_its_figures(page, lab, screenshots):
+    """Lesson 3 as a student opens it: Run All reaches the last cell, no error, its two figures."""
+    open_notebook(page, lab, LESSON_3)
+    page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
+    page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
+    page.wait_for_function(f"() => {{ const s = ({NOTEBOOK_STATE})(); return s && s.pending + s.done > 0; }}")
+    page.wait_for_function(
+        f"() => {{ const s = ({NOTEBOOK_STATE})(); "
+        "return s && s.pending === 0 && (s.done === s.cells || s.errors.length > 0); }",
+        timeout=RUN_ALL_TIMEOUT_MS)
+    state = page.evaluate(NOTEBOOK_STATE)
+    screenshots(page, "10-lesson-3-ran")
+    assert state["errors"] == [], "lesson 3 shows error output:\n" + "\n---\n".join(state["errors"])
+    assert state["done"] == state["cells"], f"only {state['done']} of {state['cells']} code cells ran"
+    assert state["images"] >= 2, "lesson 3 drew fewer than its two figures"
