@@ -2,8 +2,10 @@
 while, scan), found on every release by what they are rather than where a release keeps them."""
 from __future__ import annotations
 
+import jax
+from jax import lax
 from jax._src.interpreters import partial_eval as pe
-from jax._src.lax.control_flow import loops
+from jax._src.lax.control_flow import conditionals, loops
 
 from . import B
 
@@ -38,3 +40,13 @@ def batch_jaxpr2_cache():
 def batching_calls():
     """The names of the batching module's jaxpr-batching entry points a loop rule calls."""
     return ("batch_jaxpr", "batch_jaxpr_axes", "batch_jaxpr2")
+
+
+def platform_cond(index, x):
+    """``lax.platform_dependent(x, cpu=sin, default=cos)``'s cond equation bound again with
+    ``index`` as its index: the only way a vmap can hand a platform-dependent cond a batched
+    index (its own index comes from ``platform_index``, which reads no input)."""
+    traced = jax.make_jaxpr(lambda v: lax.platform_dependent(v, cpu=lax.sin, default=lax.cos))(x)
+    eqn = next(e for e in getattr(traced, "jaxpr", traced).eqns
+               if e.primitive is conditionals.cond_p)
+    return conditionals.cond_p.bind(index, x, **eqn.params)[0]
