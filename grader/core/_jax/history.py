@@ -156,7 +156,7 @@ HISTORY.update({
     "map_divisible_remainder": Fact("what lax.map(f, xs, batch_size=b) adds for the remainder when b divides len(xs)",
                                     ((_FIRST, "vmap(f) of 0 rows, concatenated"), ("0.6.2", "none"))),
     "map_batch_over_length": Fact("what lax.map(f, xs, batch_size=b) builds when b > len(xs)",
-                                  ((_FIRST, "a scan over chunks, then vmap(f) of the rest, concatenated"),
+                                  ((_FIRST, "a scan of 0 trips, then vmap(f) of the rest, concatenated"),
                                    ("0.7.0", "vmap(f) alone"))),
     "map_batch_size_zero": Fact("what lax.map(f, xs, batch_size=0) does",
                                 ((_FIRST, "raises ZeroDivisionError"), ("0.8.2", "vmap(f) alone"))),

@@ -66,13 +66,18 @@ def _map_batch_size():
 def _map_shape(batch_size: int, rows: int = 10) -> str:
     """What ``lax.map(sin, xs, batch_size)`` builds on ``rows`` examples, in a few words."""
     try:
-        names = _names(lambda xs: lax.map(jnp.sin, xs, batch_size=batch_size), jnp.ones((rows, 2)))
+        jaxpr = jax.make_jaxpr(lambda xs: lax.map(jnp.sin, xs, batch_size=batch_size))(
+            jnp.ones((rows, 2)))
     except Exception as err:                  # batch_size=0 divides by it on older releases
         return f"raises {type(err).__name__}"
+    eqns = open_jaxpr(jaxpr).eqns
+    names = [e.primitive.name for e in eqns]
     if "scan" not in names:
         return "vmap(f) alone" if names.count("sin") == 1 else ", ".join(names)
+    trips = next(e.params["length"] for e in eqns if e.primitive.name == "scan")
+    head = "a scan of 0 trips" if trips == 0 else "a scan over chunks"
     tail = ", then vmap(f) of the rest, concatenated" if "concatenate" in names else ", no remainder"
-    return "a scan over chunks" + tail
+    return head + tail
 
 
 def _map_remainder_sizes() -> str:

@@ -87,8 +87,9 @@ def compare(case, exp, got) -> Finding | None:
                 f"with the batch size: each unbatched one ({unbatched}) is broadcast to the full "
                 f"batch, whether a branch reads it or not." if case["pred"] else
                 "with an unbatched predicate no operand is widened before the cond: an "
-                "unbatched operand goes in as it is (inside a branch it meets the batch through "
-                "a size-1 axis).")
+                "unbatched operand goes in as it is (inside these branches, which add and take "
+                "sin or cos elementwise, it meets the batch through the elementwise rules' "
+                "size-1 axis).")
     else:
         hint = _out_hint(case, exp["out_batched"], mine["out_batched"])
     return Finding(where(case), shown[0], shown[1], hint)

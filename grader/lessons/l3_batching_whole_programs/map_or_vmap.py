@@ -108,6 +108,12 @@ def compare(case, exp, got) -> Finding | None:
                           f"lax.map(f, xs, batch_size={b}), with batch_size = limit // "
                           f"(bytes per example)."))
     eqns = [Eqn.from_plain(e) for e in got["eqns"]]
+    if b == size and any(e.primitive == "scan" for e in eqns):
+        return Finding(where, "vmap(f) alone: the whole batch fits", "a scan (lax.map) around it",
+                       "when every example fits at once, vmap(f) is the whole program; lax.map "
+                       "with batch_size=len(xs) has the same memory but wraps the same work in a "
+                       "one-trip scan with reshapes around it (and, before JAX 0.6.2, a "
+                       "remainder of 0 rows).")
     if blocks(case, eqns) > exp["blocks"]:
         return Finding(where, f"f's (d, d) work written at most {exp['blocks']} times",
                        f"{blocks(case, eqns)} equations making ({case['d']}, {case['d']}) blocks",

@@ -88,8 +88,9 @@ def compare(case, exp, got) -> Finding | None:
                 f"the predicate is the same for every example: the loop runs {exp['trips']} "
                 f"times, as it would for one example.")
     else:
-        hint = (f"an example is held (its body runs, the select keeps its old carry) on every run "
-                f"after its own last one: trips minus its own count, {exp['held']}.")
+        hint = (f"an example is held (its body runs, and the select the loop's lowering adds "
+                f"keeps its old carry) on every run after its own last one: trips minus its own "
+                f"count, {exp['held']}.")
     return Finding(where(case), str(exp), str(mine), hint)
 
 

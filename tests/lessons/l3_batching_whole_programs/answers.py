@@ -119,6 +119,12 @@ def fixed_batch_size(f, xs, limit):
     return lax.map(f, xs, batch_size=min(xs.shape[0], 6))
 
 
+def map_when_it_fits(f, xs, limit):
+    """The right chunk, but lax.map even when the whole batch fits (batch_size = len(xs))."""
+    b = max(1, min(xs.shape[0], limit // (xs.shape[1] ** 2 * 4)))
+    return lax.map(f, xs, batch_size=b)
+
+
 def python_chunks(f, xs, limit):
     """The right chunk, but written out chunk by chunk in a Python loop."""
     b = max(1, min(xs.shape[0], limit // (xs.shape[1] ** 2 * 4)))

@@ -16,6 +16,7 @@ def test_reference_passes_visible_and_hidden():
     (A.always_map, "as many as fit"),
     (A.fixed_batch_size, "batch_size"),
     (A.python_chunks, "Python loop"),
+    (A.map_when_it_fits, "one-trip scan"),
 ])
 def test_each_pattern_matching_answer_earns_nothing_on_hidden_cases(wrong, words):
     for seed in range(3):
