@@ -12,8 +12,9 @@ from __future__ import annotations
 import pathlib
 import re
 
-import nbformat
 import pytest
+
+from tests.fixtures.solutions import solved_cell
 
 pytestmark = pytest.mark.browser
 
@@ -255,14 +256,7 @@ WRONG_COND_PLAN = '''def cond_plan(spec):
     """Predict vmap's treatment of the described cond: kept, widened operands, batched outputs."""
     out = [spec["pred"] or any(spec["operands"])] * len(spec["true"])
     return {"kept": not spec["pred"], "widened": [], "out_batched": out}'''
-EXERCISE_3_SOURCE = "exercises/03-batching-whole-programs/03-batching-whole-programs.ipynb"
-
-
-def solution(source: str, grade_id: str) -> str:
-    """The instructor's solution of one answer cell, from the source notebook (markers removed)."""
-    nb = nbformat.read(ROOT / source, as_version=4)
-    cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
-    return "\n".join(line for line in cell.source.splitlines() if "### " not in line)
+EXERCISE_3_SOURCE = ROOT / "exercises/03-batching-whole-programs/03-batching-whole-programs.ipynb"
 
 
 def test_exercise_3_cond_plan_wrong_then_right(page, lab, exercise_3, screenshots):
@@ -286,7 +280,7 @@ def test_exercise_3_cond_plan_wrong_then_right(page, lab, exercise_3, screenshot
     to_top(answer)
     screenshots(page, "12-exercise-3-wrong-answer")
 
-    type_answer(answer, solution(EXERCISE_3_SOURCE, "l3_ex1_answer"))
+    type_answer(answer, solved_cell(EXERCISE_3_SOURCE, "l3_ex1_answer"))
     run_cell(answer)
     run_cell(check)
     feedback = check.locator(".inside-vmap-result")
