@@ -3,15 +3,22 @@
 Lesson 1 runs top to bottom without an error and draws its figures; exercise 1 arrives through nbgrader's assignment
 list; a wrong self-check prediction shows its verdict once and the run goes on past it; a wrong answer gets the
 targeted feedback (what failed, expected against got, the hint), the corrected answer passes, and nbgrader's Validate
-button checks the saved notebook. Every step leaves a screenshot in build/screenshots/.
+button checks the saved notebook. Lesson 3 runs top to bottom and draws its two figures; exercise 3, released by
+nbgrader, gives a rule-of-thumb answer its hint and passes the lesson's reasoning. Every step leaves a screenshot in
+build/screenshots/.
 """
 from __future__ import annotations
 
+import pathlib
 import re
 
 import pytest
 
+from tests.fixtures.solutions import solved_cell
+
 pytestmark = pytest.mark.browser
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 LESSON = "lessons/01-the-rule-per-primitive.ipynb"
 EXERCISE = "01-the-rule-per-primitive"
@@ -225,3 +232,65 @@ def test_exercise_feedback_wrong_then_right_then_validate(page, lab, exercise, s
     assert "check_moments_rule" not in report, report[:2000]
     saved = (lab.root / exercise).read_text()
     assert "[d - 1 if a < d else d, d]" in saved
+
+
+LESSON_3 = "lessons/03-batching-whole-programs.ipynb"
+
+
+def test_lesson_3_runs_clean_and_draws_its_figures(page, lab, screenshots):
+    """Lesson 3 as a student opens it: Run All reaches the last cell, no error, its two figures."""
+    open_notebook(page, lab, LESSON_3)
+    page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
+    page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
+    page.wait_for_function(f"() => {{ const s = ({NOTEBOOK_STATE})(); return s && s.pending + s.done > 0; }}")
+    page.wait_for_function(
+        f"() => {{ const s = ({NOTEBOOK_STATE})(); "
+        "return s && s.pending === 0 && (s.done === s.cells || s.errors.length > 0); }",
+        timeout=RUN_ALL_TIMEOUT_MS)
+    state = page.evaluate(NOTEBOOK_STATE)
+    screenshots(page, "10-lesson-3-ran")
+    assert state["errors"] == [], "lesson 3 shows error output:\n" + "\n---\n".join(state["errors"])
+    assert state["done"] == state["cells"], f"only {state['done']} of {state['cells']} code cells ran"
+    assert state["images"] >= 2, "lesson 3 drew fewer than its two figures"
+
+
+# Exercise 3's first graded answer: a rule of thumb ("nothing is widened, every output batched when anything is")
+# that the lesson's select_n section corrects, then the reasoning the lesson teaches.
+WRONG_COND_PLAN = '''def cond_plan(spec):
+    """Predict vmap's treatment of the described cond: kept, widened operands, batched outputs."""
+    out = [spec["pred"] or any(spec["operands"])] * len(spec["true"])
+    return {"kept": not spec["pred"], "widened": [], "out_batched": out}'''
+EXERCISE_3_SOURCE = ROOT / "exercises/03-batching-whole-programs/03-batching-whole-programs.ipynb"
+
+
+def test_exercise_3_cond_plan_wrong_then_right(page, lab, exercise_3, screenshots):
+    """Exercise 3 as nbgrader releases it: a rule-of-thumb cond_plan gets the hint about bdim_at_front's
+    broadcast, the lesson's reasoning passes."""
+    panel = open_notebook(page, lab, exercise_3)
+    screenshots(page, "11-exercise-3-opened")
+    run_cell(code_cell(panel, "from grader.lessons import l3_batching_whole_programs as L3"))
+    answer = code_cell(panel, "def cond_plan")
+    check = code_cell(panel, "show(L3.check_cond_plan(cond_plan))")
+    assert answer.count() == 1 and check.count() == 1
+
+    type_answer(answer, WRONG_COND_PLAN)
+    run_cell(answer)
+    run_cell(check)
+    feedback = check.locator(".inside-vmap-result")
+    feedback.wait_for()
+    text = feedback.inner_text()
+    assert "Not yet" in text and "check_cond_plan" in text, text
+    assert "bdim_at_front" in text, f"the hint about the broadcast of unbatched operands is missing:\n{text}"
+    to_top(answer)
+    screenshots(page, "12-exercise-3-wrong-answer")
+
+    type_answer(answer, solved_cell(EXERCISE_3_SOURCE, "l3_ex1_answer"))
+    run_cell(answer)
+    run_cell(check)
+    feedback = check.locator(".inside-vmap-result")
+    feedback.wait_for()
+    text = feedback.inner_text()
+    assert "Passed" in text and "Not yet" not in text, text
+    assert check.locator(f'.jp-OutputArea-output[data-mime-type="{STDERR_MIME}"]').count() == 0
+    to_top(answer)
+    screenshots(page, "13-exercise-3-fixed")

@@ -35,6 +35,7 @@ WRONG = {
     "l2_mv_predictions": 'mv_predictions = {row: ((5, 2), ["dot_general", "broadcast_in_dim"]) for row in range(1, 9)}',
     "l2_dot_answer": "dot_answer = {call: (((0,), (0,)), ((0,), (0,))) for call in range(1, 5)}",
     "l2_reduce_answer": "reduce_answer = {1: (1,), 2: (1,), 3: (1,), 4: (2,), 5: (1, 2)}",
+    "l3_keep_answer": 'keep_answer = {1: "cond", 2: "cond", 3: "select_n", 4: "select_n"}   # read off the operands',
 }
 SELFCHECK_CALL = re.compile(r"\b(selfcheck_\w+)\(")
 MARKER = re.compile(r"^\s*### (BEGIN|END) SOLUTION\s*$")

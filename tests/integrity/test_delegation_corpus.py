@@ -17,7 +17,8 @@ from grader.judge import runner, sandbox
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 NOTEBOOKS = {"l1": ROOT / "exercises" / "01-the-rule-per-primitive" / "01-the-rule-per-primitive.ipynb",
-             "l2": ROOT / "exercises" / "02-where-the-axis-goes" / "02-where-the-axis-goes.ipynb"}
+             "l2": ROOT / "exercises" / "02-where-the-axis-goes" / "02-where-the-axis-goes.ipynb",
+             "l3": ROOT / "exercises" / "03-batching-whole-programs" / "03-batching-whole-programs.ipynb"}
 FAST = sandbox.Limits(wall_s=60, cpu_s=120, memory_mb=4096)
 
 JAX_RULE = """\
@@ -82,6 +83,30 @@ def cheap_where(pred, x, y):
     p = pred.astype(x.dtype)
     return x * p + y * (1 - p)
 """),
+    # Lesson 3's predictions: JAX traced on the spec (the course's own tracer of it) answers them.
+    "l3_cond_plan": ("l3", "cond_plan", """\
+from grader.lessons.l3_batching_whole_programs import programs as _jax_did
+def cond_plan(spec):
+    return _jax_did.jax_cond_plan(spec)
+"""),
+    "l3_scan_plan": ("l3", "scan_plan", """\
+from grader.lessons.l3_batching_whole_programs import programs as _jax_did
+def scan_plan(spec):
+    return _jax_did.jax_scan_plan(spec)
+"""),
+    "l3_while_plan": ("l3", "while_plan", """\
+from grader.lessons.l3_batching_whole_programs import programs as _jax_did
+def while_plan(spec):
+    return _jax_did.jax_while_plan(spec)
+"""),
+    "l3_map_or_vmap": ("l3", "run_batched", """\
+import jax
+from jax import lax
+from grader.lessons.l3_batching_whole_programs import map_or_vmap as _course
+def run_batched(f, xs, limit):
+    b = _course.chunk({"B": xs.shape[0], "d": xs.shape[1], "limit": limit})
+    return jax.vmap(f)(xs) if b == xs.shape[0] else lax.map(f, xs, batch_size=b)
+"""),
 }
 
 
@@ -102,7 +127,8 @@ def test_the_delegation_would_earn_full_marks_where_nothing_reads_it(grade_id):
     import jax.numpy as jnp
     import numpy as np
     from grader.lessons import l1_rule_per_primitive as L1, l2_where_the_axis_goes as L2
-    namespace = {"jax": jax, "jnp": jnp, "np": np, "L1": L1, "L2": L2}
+    from grader.lessons import l3_batching_whole_programs as L3
+    namespace = {"jax": jax, "jnp": jnp, "np": np, "L1": L1, "L2": L2, "L3": L3}
     exec(DELEGATES[grade_id][2], namespace)
     exercise = lessons.exercises()[grade_id]
     assert exercise.check(*[namespace[n] for n in exercise.needs], hidden=True, seed=7).passed
