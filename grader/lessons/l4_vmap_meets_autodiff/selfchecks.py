@@ -86,7 +86,7 @@ def _hint(number: int, text: str, want: str) -> str:
 def selfcheck_routes(predictions) -> Result:
     """Compare predicted ``{call: method}`` (one of METHODS) with what the installed JAX does."""
     calls, live = _calls(), routes()
-    predictions = dict(predictions or {})
+    predictions = {n: v for n, v in dict(predictions or {}).items() if v is not None}
     findings = []
     for number, guess in sorted(predictions.items(), key=lambda item: str(item[0])):
         if number not in calls:
@@ -98,10 +98,9 @@ def selfcheck_routes(predictions) -> Result:
         elif guess != live[number]:
             findings.append(Finding(f"call {number}: {calls[number][0]}", live[number], guess,
                                     _hint(number, calls[number][0], live[number])))
-    missing = len(calls) - len([n for n in predictions if n in calls])
-    note = f"{missing} call(s) not predicted yet." if missing else ""
-    return selfcheck("selfcheck_routes", len(predictions), findings, note,
-                     complete=not missing)
+    missing = [n for n in calls if n not in predictions]
+    return selfcheck("selfcheck_routes", len(predictions), findings,
+                     f"not answered yet: {missing}" if missing else "", complete=not missing)
 
 
 __all__ = ["METHODS", "format_route_calls", "route", "routes", "selfcheck_routes"]

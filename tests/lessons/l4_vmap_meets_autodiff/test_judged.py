@@ -5,6 +5,8 @@ import pathlib
 
 import nbformat
 import pytest
+from nbgrader.preprocessors import ClearSolutions
+from traitlets.config.loader import PyFileConfigLoader
 
 from grader.judge import runner, sandbox
 
@@ -43,7 +45,13 @@ def vmap_jacobian(f, x):
     return jax.vmap(pullback)(jnp.eye(y.size, dtype=y.dtype))[0]
 ''',
 }
-BLANK = {name: f"def {name}(*args):\n    raise NotImplementedError()\n" for name in MATCHING}
+
+
+def released():
+    """The notebook as nbgrader releases it: ClearSolutions with the course's own stub."""
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(ROOT / "course")).load_config()
+    nb, _ = ClearSolutions(config=config).preprocess(nbformat.read(NOTEBOOK, as_version=4), {})
+    return nb
 
 
 def with_answers(answers: dict):
@@ -60,7 +68,7 @@ def with_answers(answers: dict):
 @pytest.fixture(scope="module")
 def verdicts():
     return {kind: runner.judge(nb, FAST) for kind, nb in (
-        ("solved", nbformat.read(NOTEBOOK, as_version=4)), ("blank", with_answers(BLANK)),
+        ("solved", nbformat.read(NOTEBOOK, as_version=4)), ("blank", released()),
         ("matching", with_answers(MATCHING)))}
 
 
@@ -71,7 +79,9 @@ def test_the_instructor_solutions_earn_every_point(verdicts):
 
 
 def test_the_released_stubs_earn_nothing(verdicts):
-    assert not any(r.passed for r in verdicts["blank"].values())
+    blank = verdicts["blank"]
+    assert set(blank) == GRADED and not any(r.passed or r.manual for r in blank.values()), {
+        g: r.summary() for g, r in blank.items()}
 
 
 def test_the_pattern_matching_student_earns_no_more_than_a_blank(verdicts):
