@@ -24,7 +24,7 @@ _NAMES = {
     "TABLE_NAMES": "_jax", "error_meaning": "_jax",
     # lesson 4: where vmap meets autodiff
     "Bound": "autodiff", "Cost": "autodiff", "Reached": "autodiff", "reached": "autodiff",
-    "watch_methods": "autodiff", "watch_transposes": "autodiff",
+    "watch_methods": "autodiff", "watch_transposes": "autodiff", "is_custom_call": "autodiff",
 }
 __all__ = sorted(_NAMES) + ["history"]
 

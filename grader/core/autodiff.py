@@ -3,7 +3,8 @@ transpose rule bound each equation of a backward program, and what a program cos
 
 ``watch_methods`` wraps the methods through which a value reaches a vmap: ``process_primitive``
 for an ordinary primitive, ``process_custom_jvp_call`` / ``process_custom_vjp_call`` for a
-function with a custom derivative (which never goes through ``process_primitive``). The
+function with a custom derivative (JAX's default custom_vjp; its opt-in implementation, a hijax
+primitive, goes through ``process_primitive``: the history's ``custom_vjp3_route``). The
 transpose watch lives beside JAX's transpose tables, in ``_jax.autodiff``.
 """
 from __future__ import annotations
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _jax
-from ._jax.autodiff import Bound, watch_transposes  # noqa: F401  (re-exported)
+from ._jax.autodiff import Bound, is_custom_call, watch_transposes  # noqa: F401  (re-exported)
 
 METHODS = ("process_primitive", "process_custom_jvp_call", "process_custom_vjp_call")
 

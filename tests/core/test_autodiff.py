@@ -83,3 +83,16 @@ def test_cost_counts_equations_and_the_elements_they_write():
     assert cost.equations == len(eqns) and cost.largest == 12
     assert cost.elements == sum(int(np.prod(s)) for e in eqns for s in e.out_shapes)
     assert core.Cost.of(()) == core.Cost(0, 0, 0)
+
+
+def test_a_custom_call_is_a_custom_primitive_or_the_opt_in_custom_vjp_s_hijax_primitive():
+    assert all(map(core.is_custom_call, ("custom_jvp_call", "custom_vjp_call", "custom_vmap_call",
+                                         "custom_vjp_call_jaxpr", "call_hi_primitive")))
+    assert not any(map(core.is_custom_call, ("sin", "jit", "pjit", "scan", "call")))
+
+
+def test_measuring_the_opt_in_custom_vjp_leaves_the_option_as_it_was():
+    from grader.core._jax import history as H
+    before = getattr(jax.config, "jax_custom_vjp3", None)
+    H.measure("custom_vjp3_route")
+    assert getattr(jax.config, "jax_custom_vjp3", None) == before

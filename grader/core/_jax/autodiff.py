@@ -39,6 +39,13 @@ process_custom_jvp_call = _batching.BatchTrace.process_custom_jvp_call
 process_custom_vjp_call = _batching.BatchTrace.process_custom_vjp_call
 batch_custom_vjp_bwd = _batching.batch_custom_vjp_bwd
 
+
+def is_custom_call(primitive: str) -> bool:
+    """A custom rule's call: ``custom_*`` (custom_jvp_call, custom_vjp_call, custom_vmap_call, ...)
+    or the hijax primitive that JAX's opt-in custom_vjp binds (``call_hi_primitive``, 0.9.1+)."""
+    return primitive.startswith("custom_") or primitive == "call_hi_primitive"
+
+
 # custom_vmap: an ordinary primitive whose batching rule calls the user's rule.
 custom_vmap_primitive = _custom_batching.custom_vmap_p
 custom_vmap_batching = _custom_batching.custom_vmap_batching

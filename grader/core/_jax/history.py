@@ -143,6 +143,19 @@ HISTORY: dict[str, Fact] = {
                                    ((_FIRST, "AssertionError"), ("0.4.38", "ValueError"))),
     "custom_vmap_rule_when_unmapped": Fact(
         "whether a custom_vmap rule runs for a call whose inputs are all unmapped", ((_FIRST, False),)),
+    # Round 2 (a second read against the source): JAX's opt-in custom_vjp (a hijax primitive, read
+    # in 0.9.0.1 and 0.9.1's config.py), generic_batching (read in 0.12.0's custom_derivatives.py),
+    # and custom_vmap's docstring (read in 0.4.37 and 0.4.38's custom_batching.py).
+    "custom_vjp3_route": Fact(
+        "which BatchTrace method a custom_vjp function reaches under vmap with jax_custom_vjp3 on",
+        ((_FIRST, "no such option"), ("0.9.1", "process_primitive (call_hi_primitive)"))),
+    "custom_vjp_generic_batching_route": Fact(
+        "which BatchTrace method a custom_vjp function reaches under vmap with "
+        "defvjp(..., generic_batching=True)",
+        ((_FIRST, "no such option"), ("0.12.0", "process_primitive (call_hi_primitive)"))),
+    "custom_vmap_doc_custom_vjp": Fact(
+        "whether custom_vmap's docstring says to wrap it in a custom_vjp for reverse mode",
+        ((_FIRST, False), ("0.4.38", True))),
 }
 
 

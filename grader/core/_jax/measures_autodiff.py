@@ -6,6 +6,7 @@ Kept apart from ``measures.py`` so that lessons adding facts in parallel touch d
 from __future__ import annotations
 
 import functools
+import inspect
 from typing import Callable
 
 import jax
@@ -13,6 +14,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from . import B, primitive_name
+from .autodiff import is_custom_call
 
 _CUSTOM = ("process_primitive", "process_custom_jvp_call", "process_custom_vjp_call")
 
@@ -38,18 +40,18 @@ def _reached(fn, *args) -> list[tuple[str, str]]:
     return seen
 
 
-def _custom_sin():
+def _custom_sin(**defvjp):
     @jax.custom_vjp
     def f(x):
         return lax.sin(x)
-    f.defvjp(lambda x: (lax.sin(x), x), lambda x, ct: (lax.cos(x) * ct,))
+    f.defvjp(lambda x: (lax.sin(x), x), lambda x, ct: (lax.cos(x) * ct,), **defvjp)
     return f
 
 
 def _route(fn) -> str:
     """Where the custom call of ``fn`` (vmapped over three values) lands: the method that met a
-    custom_* primitive, and that primitive."""
-    hits = [f"{m} ({p})" for m, p in _reached(fn, jnp.arange(3.0)) if p.startswith("custom_")]
+    custom rule's primitive, and that primitive."""
+    hits = [f"{m} ({p})" for m, p in _reached(fn, jnp.arange(3.0)) if is_custom_call(p)]
     return hits[0] if hits else "never reaches the BatchTrace"
 
 
@@ -67,6 +69,25 @@ def _custom_vjp_route():
 
 def _custom_vjp_under_jit_route():
     return _route(jax.vmap(jax.jit(_custom_sin())))
+
+
+def _custom_vjp3_route():
+    """With JAX's opt-in implementation of custom_vjp switched on (and back off afterwards)."""
+    try:
+        before = jax.config.jax_custom_vjp3
+    except AttributeError:
+        return "no such option"
+    jax.config.update("jax_custom_vjp3", True)
+    try:
+        return _route(jax.vmap(_custom_sin()))
+    finally:
+        jax.config.update("jax_custom_vjp3", before)
+
+
+def _custom_vjp_generic_batching_route():
+    if "generic_batching" not in inspect.signature(jax.custom_vjp.defvjp).parameters:
+        return "no such option"
+    return _route(jax.vmap(_custom_sin(generic_batching=True)))
 
 
 def _shared_custom_vjp_output():
@@ -115,6 +136,10 @@ def _custom_vmap_rule_unmapped():
     return bool(called)
 
 
+def _custom_vmap_doc_custom_vjp() -> bool:
+    return "jax.custom_vjp" in (jax.custom_batching.custom_vmap.__doc__ or "")
+
+
 MEASURES: dict[str, Callable[[], object]] = {
     "custom_jvp_route": _custom_jvp_route,
     "custom_vjp_route": _custom_vjp_route,
@@ -122,4 +147,7 @@ MEASURES: dict[str, Callable[[], object]] = {
     "shared_custom_vjp_output": _shared_custom_vjp_output,
     "custom_vmap_grad_error": _custom_vmap_grad,
     "custom_vmap_rule_when_unmapped": _custom_vmap_rule_unmapped,
+    "custom_vjp3_route": _custom_vjp3_route,
+    "custom_vjp_generic_batching_route": _custom_vjp_generic_batching_route,
+    "custom_vmap_doc_custom_vjp": _custom_vmap_doc_custom_vjp,
 }

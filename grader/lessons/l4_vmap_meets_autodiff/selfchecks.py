@@ -56,7 +56,7 @@ def format_route_calls() -> str:
 
 def route(thunk) -> str:
     """The BatchTrace method that met the custom call of ``thunk()``, or "none"."""
-    hits = [r.method for r in core.reached(thunk) if r.primitive.startswith("custom_")]
+    hits = [r.method for r in core.reached(thunk) if core.is_custom_call(r.primitive)]
     return hits[0] if hits else "none"
 
 
@@ -68,8 +68,9 @@ def routes() -> dict[int, str]:
 HINTS = {
     "process_custom_jvp_call": "a custom_jvp call binds custom_jvp_call, whose bind hands it to "
                                "the trace's process_custom_jvp_call, never to process_primitive",
-    "process_custom_vjp_call": "a custom_vjp call met by a vmap goes to process_custom_vjp_call, "
-                               "which batches fun, fwd and bwd (batch_custom_vjp_bwd)",
+    "process_custom_vjp_call": "a custom_vjp call met by a vmap goes to process_custom_vjp_call "
+                               "(JAX's default custom_vjp), which batches fun, fwd and bwd "
+                               "(batch_custom_vjp_bwd)",
     "process_primitive": "custom_vmap_call is an ordinary primitive: its batching rule (which "
                          "calls your rule) sits in the rule table, so process_primitive runs it",
     "none": "grad is inside the vmap: grad's own trace meets the custom_vjp call first and runs "
