@@ -166,11 +166,14 @@ workers: setup ## start WORKERS Dask grading workers here (default one per core)
 	$(CPU_ENV) PATH="$(CURDIR)/$(VENV)/bin:$$PATH" exec $(VENV)/bin/dask worker $(SCHEDULER) \
 	    --nworkers $(WORKERS) --nthreads 1
 
+# A student whose feedback cannot be generated costs only that student: nbgrader goes on with the others (and exits
+# 1 at the end), their feedback is released all the same, and the target fails last, saying so.
 feedback: setup ## generate and release feedback for every autograded submission (nbgrader generate/release_feedback)
-	$(INSTRUCTOR) && for a in $(call assignments-in,$(COURSE)/autograded/*); do \
-	    nbgrader generate_feedback "$$a" --force $(NBGRADER_ARGS); \
-	    nbgrader release_feedback "$$a" $(NBGRADER_ARGS); \
-	done
+	$(INSTRUCTOR) && failed="" && for a in $(call assignments-in,$(COURSE)/autograded/*); do \
+	    nbgrader generate_feedback "$$a" --force $(NBGRADER_ARGS) || failed="$$failed $$a"; \
+	    nbgrader release_feedback "$$a" $(NBGRADER_ARGS) || failed="$$failed $$a"; \
+	done; if [ -n "$$failed" ]; then echo "inside-vmap: feedback of some students of$$failed could not be made \
+	(nbgrader's messages above); everyone else's was released"; exit 1; fi
 
 export: setup ## FORMAT=long (course/grades.csv, default), canvas or moodle: the grades with status and reason (nbgrader export)
 	$(if $(exporter),,$(error inside-vmap: FORMAT=$(FORMAT) is not one of long, canvas, moodle))
