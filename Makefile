@@ -79,8 +79,11 @@ lock: ## regenerate requirements/lock*.txt from requirements/*.in in throw-away 
 	$(call freeze,requirements/jax0438.in,requirements/lock-jax0438.txt)
 
 # ---- the course ---------------------------------------------------------------------------------------------------
+# The server reads jupyter/jupyter_server_config.py beside Jupyter's own configuration: no terminals, and a
+# Content-Security-Policy (the formgrader shows students' notebooks in this origin).
 lab: setup ## serve the course with JupyterLab on 127.0.0.1:PORT (default 8888) and print its URL
 	@echo "inside-vmap: Open the URL printed below (it carries the access token); Ctrl-C stops the server."
+	JUPYTER_CONFIG_PATH="$(CURDIR)/jupyter$${JUPYTER_CONFIG_PATH:+:$$JUPYTER_CONFIG_PATH}" \
 	JUPYTER_PREFER_ENV_PATH=1 PATH="$(CURDIR)/$(VENV)/bin:$$PATH" exec $(VENV)/bin/jupyter lab --no-browser \
 	    --ServerApp.ip=127.0.0.1 --ServerApp.port=$(PORT) --ServerApp.root_dir="$(CURDIR)" \
 	    --LabApp.default_url=/lab/tree/lessons $(LAB_ROOT_ARGS) $(LAB_ARGS)
