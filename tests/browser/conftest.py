@@ -223,26 +223,8 @@ def graded(tmp_path_factory):
     nbgrader_config.py, course/, exercise 1): `honest` handed in the solutions, `mallory` the same with every
     payload of tests/fixtures/xss.py; both autograded by `make autograde`'s code, then given feedback by nbgrader's
     generate_feedback."""
-    from grader.instructor import classroom as C
     from tests.fixtures import xss
-
-    top = tmp_path_factory.mktemp("grading")
-    only = tmp_path_factory.mktemp("exercise-1")
-    shutil.copytree(ROOT / "exercises" / EXERCISE, only / EXERCISE)
-    paths = C.build_course(str(top), str(only))
-    shutil.copy(ROOT / "nbgrader_config.py", top)
-    C.assign(paths)
-    source = nbformat.read(ROOT / "exercises" / EXERCISE / f"{EXERCISE}.ipynb", as_version=4)
-    released = nbformat.read(pathlib.Path(paths.course) / "release" / EXERCISE / f"{EXERCISE}.ipynb", as_version=4)
-    for student, nb in (("honest", C.answer(C.FULL, released, source)),
-                        ("mallory", xss.add_payloads(C.answer(C.FULL, released, source)))):
-        C.nbgrader(["db", "student", "add", student, "--first-name=M", "--last-name=Allory"], paths.course)
-        folder = pathlib.Path(paths.course) / "submitted" / student / EXERCISE
-        folder.mkdir(parents=True)
-        nbformat.write(nb, folder / f"{EXERCISE}.ipynb")
-    C.autograde(paths, timeout=60)
-    C.nbgrader(["generate_feedback", EXERCISE, "--force"], paths.course)
-    return paths
+    return xss.graded_course(tmp_path_factory.mktemp("grading"), tmp_path_factory.mktemp("exercise-1"), EXERCISE)
 
 
 @pytest.fixture(scope="session")
