@@ -119,6 +119,34 @@ def source_lines(fn, *pieces: str) -> str:
 
 
 @contextlib.contextmanager
+def watch_recorded():
+    """Record the name of every primitive that reaches the jaxpr trace (each becomes an equation
+    of the program ``make_jaxpr`` returns), with the BatchTrace depth it was bound from."""
+    seen: list[tuple[str, int]] = []
+    cls = _traces.jaxpr_trace_class()
+    original = cls.process_primitive
+    depth = [0]
+    batch_original = _jax.BatchTrace.process_primitive
+
+    def record(self, prim, *args, **kwargs):
+        seen.append((_jax.primitive_name(prim), depth[0]))
+        return original(self, prim, *args, **kwargs)
+
+    def nest(self, prim, *args, **kwargs):
+        depth[0] += 1
+        try:
+            return batch_original(self, prim, *args, **kwargs)
+        finally:
+            depth[0] -= 1
+
+    cls.process_primitive, _jax.BatchTrace.process_primitive = record, nest
+    try:
+        yield seen
+    finally:
+        cls.process_primitive, _jax.BatchTrace.process_primitive = original, batch_original
+
+
+@contextlib.contextmanager
 def watch_transposes():
     """Record the name of every primitive whose transpose rule runs inside the block."""
     seen: list[str] = []
@@ -136,7 +164,6 @@ def watch_transposes():
             table[prim] = recording(prim, rule)
     try:
         yield seen
-    finally:
+    finally:                       # put back what was wrapped; keep rules JAX added meanwhile
         for name, table in tables.items():
-            table.clear()
             table.update(saved[name])

@@ -97,3 +97,15 @@ def test_the_axis_environment_holds_the_named_axis_only_inside():
     seen = []
     jax.vmap(lambda x: seen.append(core.axis_env_sizes()) or x, axis_name="i")(jnp.ones(3))
     assert seen == [{"i": 3}] and core.axis_env_sizes() == {}
+
+
+def test_watch_recorded_sees_the_binds_that_become_equations_and_their_depth():
+    from jax import lax as _lax
+    nested = jax.vmap(jax.vmap(_lax.mul, in_axes=(0, None)), in_axes=(None, 0))
+    args = jnp.ones(3), jnp.ones(4)
+    method = traces.jaxpr_trace_class().process_primitive
+    with core.watch_recorded() as recorded:
+        jaxpr = jax.make_jaxpr(nested)(*args)
+    assert [name for name, _ in recorded] == core.primitives(core.summarize(jaxpr))
+    assert {depth for _, depth in recorded} == {2}
+    assert traces.jaxpr_trace_class().process_primitive is method

@@ -20,6 +20,12 @@ ENTRY_POINTS = ("process_primitive", "process_custom_jvp_call", "process_custom_
                 "process_call", "process_map")
 
 
+def jaxpr_trace_class():
+    """The trace ``jax.make_jaxpr`` makes current: its ``process_primitive`` records an equation."""
+    from jax._src.interpreters import partial_eval as pe
+    return pe.DynamicJaxprTrace
+
+
 def current_trace():
     """The trace a ``bind`` made right now would dispatch to (``core.trace_ctx.trace``)."""
     return jcore.trace_ctx.trace
