@@ -18,7 +18,7 @@ _NAMES = {
     "Step": "paths", "trace_routes": "paths", "watch": "paths",
     "Entry": "dispatch", "axis_env_sizes": "dispatch", "current_trace": "dispatch",
     "entries": "dispatch", "entry_points": "dispatch", "primitive_named": "dispatch",
-    "rule_function": "dispatch",
+    "reads_axis_data": "dispatch", "rule_function": "dispatch",
     "source": "dispatch", "source_lines": "dispatch", "trace_chain": "dispatch",
     "watch_entries": "dispatch", "watch_recorded": "dispatch", "watch_transposes": "dispatch",
     "Reading": "tables", "layout": "tables", "read_fresh": "tables", "read_here": "tables",

@@ -16,6 +16,7 @@ from . import _jax
 from ._jax import traces as _traces
 
 current_trace = _traces.current_trace
+reads_axis_data = _traces.reads_axis_data
 axis_env_sizes = _traces.axis_env_sizes
 
 

@@ -109,3 +109,12 @@ def test_watch_recorded_sees_the_binds_that_become_equations_and_their_depth():
     assert [name for name, _ in recorded] == core.primitives(core.summarize(jaxpr))
     assert {depth for _, depth in recorded} == {2}
     assert traces.jaxpr_trace_class().process_primitive is method
+
+
+def test_reads_axis_data_tells_a_rule_that_uses_the_axis_from_one_that_only_takes_it():
+    assert core.reads_axis_data(core.rule_function(core.primitive_named("axis_index"))) is True
+    def takes(axis_data, vals, dims):
+        return vals[0], dims[0]
+    def old_style(vals, dims):
+        return vals[0], dims[0]
+    assert core.reads_axis_data(takes) is False and core.reads_axis_data(old_style) is None

@@ -128,8 +128,8 @@ HISTORY: dict[str, Fact] = {
 
 
 # ---- lessons 1 and 2, and the appendix (issue 23; their measures: measures_l12.py) ---------------
-# Probed live on the nine releases of the matrix; a boundary between two of them was read in the
-# source of each release's jax wheel (core.py, interpreters/batching.py, lax/lax.py, numpy/ufuncs.py).
+# Measured on all 29 releases (tools/measure-history, one fresh process each), the boundaries first
+# read in the source of each release's jax wheel (core.py, interpreters/batching.py, lax/lax.py, ...).
 _MOVED_0_5_1 = "broadcast_in_dim, dot_general, reshape"
 HISTORY.update({
     "bind_takes_current_trace": Fact("which method of Primitive hands the current trace to bind_with_trace",
@@ -144,10 +144,17 @@ HISTORY.update({
         "which rules that moved into fancy_primitive_batchers read axis_data for the new axis's sharding",
         ((_FIRST, "none"), ("0.5.1", _MOVED_0_5_1),
          ("0.8.0", "add_any, " + _MOVED_0_5_1.replace("dot_general", "conv_general_dilated, dot_general")))),
+    "moved_rules_read_axis_data": Fact(
+        "whether each of the 15 rules that moved into fancy_primitive_batchers (0.4.36 to 0.8.1) reads axis_data there",
+        ((_FIRST, True),)),
     "jnp_sin_wrapper": Fact("how jax.numpy wraps sin (the inline parameter of its jit)",
-                            ((_FIRST, "jit(inline=True)"), ("0.11.2", "jit(inline=Inline.JAX_EARLY)"))),
+                            ((_FIRST, "jit(inline=True)"), ("0.11.0", "jit(inline=Inline.JAX_EARLY)"))),
     "matchaxis_named_refusal": Fact("what matchaxis raises for a batched value sent to None on a named axis",
                                     ((_FIRST, "ValueError"),)),
+    "jitted_custom_vjp_entry": Fact(
+        "how a jax.custom_vjp traced inside a jit reaches the BatchTrace of a vmap around the jit",
+        ((_FIRST, "custom_vjp_call_jaxpr, through process_primitive"),
+         ("0.6.1", "custom_vjp_call, through process_custom_vjp_call"))),
     "tracer_inherited_slots": Fact("the slots a BatchTracer inherits from Tracer",
                                    ((_FIRST, "_trace, _line_info"), ("0.8.2", "__weakref__, _trace, _line_info"),
                                     ("0.10.0", "__weakref__, _trace, _line_info, aval"))),

@@ -75,6 +75,22 @@ def _moved_rules_use_sharding():
     return ", ".join(uses) or "none"
 
 
+# Every rule in primitive_batchers on 0.4.36 that sits in fancy_primitive_batchers on 0.8.1, the
+# last release with two tables (read in a fresh process on each, after one warm-up vmap).
+MOVED_BEFORE_COLLAPSE = ("add_any", "addupdate", "broadcast_in_dim", "conv_general_dilated",
+                         "convert_element_type", "dot_general", "reshape", "scatter", "scatter-add",
+                         "scatter-max", "scatter-min", "scatter-mul", "scatter-sub", "select_n", "swap")
+
+
+def _moved_rules_read_axis_data():
+    """Each moved rule that sits in the fancy table on this release reads axis_data in its body
+    (vacuously true before the first moved)."""
+    jax.vmap(lambda x: jnp.sum(jnp.tanh(x)))(jnp.ones((2, 2)))    # the first vmap imports more rules
+    fancy = getattr(B, "fancy_primitive_batchers")
+    there = {p.name: rule for p, rule in fancy.items() if p.name in MOVED_BEFORE_COLLAPSE}
+    return all(traces.reads_axis_data(rule) for rule in there.values())
+
+
 def _jnp_sin_wrapper():
     """How ``jnp.sin`` is wrapped: the ``inline`` parameter of the jit equation vmap batches."""
     seen, original = [], B.BatchTrace.process_primitive
@@ -103,6 +119,32 @@ def _matchaxis_named_refusal():
     return "no error"
 
 
+def _jitted_custom_vjp_entry():
+    """Which entry point a custom_vjp inside a jit reaches when vmap's jit rule batches the program."""
+    @jax.custom_vjp
+    def clip_grad(x):
+        return x
+    clip_grad.defvjp(lambda x: (x, None), lambda _, g: (jnp.clip(g, -1.0, 1.0),))
+    seen = []
+    originals = {m: getattr(B.BatchTrace, m) for m in traces.ENTRY_POINTS if m in vars(B.BatchTrace)}
+
+    def spy(method, original):
+        def entry(self, prim, *args, **kwargs):
+            seen.append((prim.name, method))
+            return original(self, prim, *args, **kwargs)
+        return entry
+
+    for method, original in originals.items():
+        setattr(B.BatchTrace, method, spy(method, original))
+    try:
+        jax.vmap(jax.jit(clip_grad))(jnp.ones(3))
+    finally:
+        for method, original in originals.items():
+            setattr(B.BatchTrace, method, original)
+    name, method = next((n, m) for n, m in seen if n.startswith("custom_vjp"))
+    return f"{name}, through {method}"
+
+
 def _tracer_slots():
     return ", ".join(traces.Tracer.__slots__)
 
@@ -113,6 +155,8 @@ MEASURES_L12: dict[str, Callable[[], object]] = {
     "batch_dim_hijax": _batch_dim_hijax,
     "moved_rules_use_sharding": _moved_rules_use_sharding,
     "jnp_sin_wrapper": _jnp_sin_wrapper,
+    "moved_rules_read_axis_data": _moved_rules_read_axis_data,
     "matchaxis_named_refusal": _matchaxis_named_refusal,
     "tracer_inherited_slots": _tracer_slots,
+    "jitted_custom_vjp_entry": _jitted_custom_vjp_entry,
 }

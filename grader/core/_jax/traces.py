@@ -3,8 +3,10 @@ decorated helpers, the transpose-rule tables. Part of the one package that impor
 """
 from __future__ import annotations
 
+import ast
 import functools
 import inspect
+import textwrap
 
 from jax._src import core as jcore
 from jax._src.interpreters import ad
@@ -59,6 +61,18 @@ def unwrap(fn):
         else:
             return fn
     return fn
+
+
+def reads_axis_data(rule) -> bool | None:
+    """Whether a rule function's body reads its ``axis_data`` parameter; ``None`` when it takes
+    none (an old-style rule, behind the compatibility wrapper of the one-table layout)."""
+    tree = ast.parse(textwrap.dedent(inspect.getsource(unwrap(rule)))).body[0]
+    if not isinstance(tree, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    if "axis_data" not in [a.arg for a in tree.args.posonlyargs + tree.args.args]:
+        return None
+    return any(isinstance(node, ast.Name) and node.id == "axis_data"
+               for stmt in tree.body for node in ast.walk(stmt))
 
 
 def batching_function(name: str):
