@@ -58,12 +58,15 @@ c.CourseDirectory.root = HERE
 c.CourseDirectory.source_directory = os.path.join("..", "exercises")
 
 # A kernel of this course's own name, installed into the venv by `make setup`, so no user-level
-# kernelspec can change the interpreter that grades.
+# kernelspec can change the interpreter that runs a notebook. nbgrader's validate (the Validate
+# button, `bin/nbgrader validate`) runs the student's notebook there, in the student's own
+# environment, so every check really runs: a blank notebook fails, a solved one passes.
 c.ExecutePreprocessor.kernel_name = "inside-vmap"
-# Autograde runs submissions in the same interpreter inside the judge's sandbox
-# (grader/judge/kernel.py): no course source, no other submissions, no gradebook, and, with
-# ZeroMQ over unix sockets in a private folder, no network.
-c.Execute.kernel_name = "inside-vmap-sandboxed"
+# Autograde alone (its executor is the course's BoundedExecute, never validate's Execute) runs
+# submissions in the same interpreter inside the judge's sandbox (grader/judge/kernel.py): no
+# course source, no other submissions, no gradebook, and, with ZeroMQ over unix sockets in a
+# private folder, no network. There the checks are stubs: the grade comes from the judge.
+c.BoundedExecute.kernel_name = "inside-vmap-sandboxed"
 # Each grading process keeps its kernels' sockets in a private folder of its own, the only one the
 # sandboxed kernel can write besides the submission's: no kernel can reach another process's
 # kernels, even when several processes grade at once. (Within one process kernels run one at a
@@ -77,7 +80,11 @@ c.KernelManager.ip = os.path.join(_SOCKETS, "kernel")
 c.Execute.timeout = 60
 # The grading kernel's own log stays out of the terminal (only errors are shown).
 c.Execute.extra_arguments = ["--IPKernelApp.log_level=ERROR"]
-c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
+# Where a solution was, the release holds a stub that does nothing: an unanswered prediction keeps the
+# None it is given before its solution, an unanswered function returns None, and each check says
+# "not answered yet" (on stderr: nbgrader and Validate count the cell failed), so "Run All" on an
+# unanswered notebook reaches its last cell.
+c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\n..."}
 
 # Autograde: nbgrader's default steps, with the course's judge between LimitOutput and
 # SaveAutoGrades. The judge re-runs each graded exercise outside the student's kernel and

@@ -4,67 +4,65 @@ import json
 from grader import lessons
 from grader.judge import child, runner
 
-MATCHAXIS = lessons.exercises()["l2_matchaxis"]
-CASE = {"shape": (4, 3), "src": 0, "dst": 1, "size": 4, "sum_match": False}
+LANDS = lessons.exercises()["l2_where_it_lands"]
+CASE = LANDS.cases(__import__("numpy").random.default_rng(0), False)[0]
+VMAP = "jax._src.api:vmap"
 
 
 def request(answer: str) -> dict:
     return json.loads(runner._request(
-        [{"name": "a", "kind": "answer", "source": answer}], {"l2_matchaxis": [CASE]}))
+        [{"name": "a", "kind": "answer", "source": answer}], {"l2_where_it_lands": [CASE]}))
 
 
 def observed(answer: str) -> dict:
     from grader import wire
-    return wire.unplain(wire.plain(child.observe(request(answer))))["results"]["l2_matchaxis"]
+    return wire.unplain(wire.plain(child.observe(request(answer))))["results"]["l2_where_it_lands"]
 
 
 def test_an_honest_answer_is_observed_and_trips_nothing():
-    got = observed("import jax.numpy as jnp\n"
-                   "def my_matchaxis(src, dst, x, size, sum_match=False):\n"
-                   "    return jnp.moveaxis(x, src, dst)\n")
-    assert got["tripped"] == [] and got["observed"][0]["shape"] == (3, 4)
+    got = observed("def where_it_lands(program, in_dims):\n"
+                   "    return {'s1': 1, 's2': 1}\n")
+    assert got["tripped"] == [] and got["observed"][0] == {"s1": 1, "s2": 1}
 
 
-def test_a_call_of_jax_matchaxis_from_an_answer_is_seen_however_it_was_reached():
+def test_a_call_of_jax_vmap_from_an_answer_is_seen_however_it_was_reached():
     # No name an AST could read: the function is found by walking the module's values.
-    got = observed("import jax._src.interpreters.batching as b\n"
-                   "_f = [v for k, v in sorted(b.__dict__.items()) if k.endswith('axis') and k.startswith('match')][0]\n"
-                   "def my_matchaxis(src, dst, x, size, sum_match=False):\n"
-                   "    try:\n"
-                   "        return _f(None, src, dst, x, sum_match)\n"
-                   "    except Exception:\n"
-                   "        return x\n")
-    assert got["tripped"] == ["jax._src.interpreters.batching:matchaxis"]
+    got = observed("import jax, jax.numpy as jnp\n"
+                   "_f = [v for k, v in sorted(jax.__dict__.items()) if k.endswith('map') and k.startswith('v')][0]\n"
+                   "def where_it_lands(program, in_dims):\n"
+                   "    _f(lambda x: x)(jnp.ones(3))\n"
+                   "    return {}\n")
+    assert VMAP in got["tripped"]
 
 
 def test_an_answer_that_is_the_jax_function_itself_is_seen():
-    got = observed("import functools\nimport jax._src.interpreters.batching as b\n"
-                   "my_matchaxis = functools.partial(b.matchaxis)\n")
-    assert got["tripped"] == ["jax._src.interpreters.batching:matchaxis"]
+    got = observed("import functools, jax\nwhere_it_lands = functools.partial(jax.vmap)\n")
+    assert VMAP in got["tripped"]
 
 
-def test_an_answer_that_has_vmap_move_the_axis_is_seen_by_a_strict_exercise():
-    # matchaxis is strict: the exercise needs no vmap, so JAX's matchaxis running at all while
-    # the answer is observed means vmap did the answer's work.
+def test_vmap_run_by_jax_for_the_answer_is_seen_by_a_strict_exercise():
+    # where_it_lands is strict: the exercise needs no vmap, so vmap's machinery running at all
+    # while the answer is observed means vmap did the answer's work, whoever called it.
     got = observed("import jax, jax.numpy as jnp\n"
-                   "def my_matchaxis(src, dst, x, size, sum_match=False):\n"
-                   "    return jax.vmap(lambda v: v, in_axes=src, out_axes=dst, axis_size=size)(x)\n")
-    assert got["tripped"] == ["jax._src.interpreters.batching:matchaxis"]
+                   "def where_it_lands(program, in_dims):\n"
+                   "    jnp.vectorize(lambda x: x)(jnp.ones(3))\n"
+                   "    return {}\n")
+    assert "jax._src.interpreters.batching:_batch_outer" in got["tripped"], got
 
 
-def test_jax_calling_its_own_matchaxis_outside_the_observation_is_not_counted():
+def test_jax_calling_its_own_vmap_outside_the_observation_is_not_counted():
     got = observed("import jax, jax.numpy as jnp\n"
                    "jax.vmap(lambda v: v, out_axes=1)(jnp.ones((2, 3)))\n"
-                   "def my_matchaxis(src, dst, x, size, sum_match=False):\n"
-                   "    return jnp.moveaxis(x, src, dst)\n")
+                   "def where_it_lands(program, in_dims):\n"
+                   "    return {}\n")
     assert got["tripped"] == []
 
 
 def test_the_wires_are_gone_afterwards():
-    from grader.core import _jax
-    original = _jax.batching.matchaxis
-    observed("my_matchaxis = None\n")
-    assert _jax.batching.matchaxis is original
+    import jax._src.api as api
+    original = api.vmap
+    observed("where_it_lands = None\n")
+    assert api.vmap is original
 
 
 def test_only_kit_observers_can_be_named():

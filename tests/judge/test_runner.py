@@ -60,7 +60,7 @@ def test_an_answer_that_hangs_ignoring_sigint_times_out_alone(solved):
                                   "while True:\n    pass")
     verdicts = runner.judge(solved, sandbox.Limits(wall_s=8, cpu_s=60, memory_mb=4096))
     assert not verdicts["spy"].passed and "timed out" in verdicts["spy"].findings[0].got
-    assert verdicts["which_table"].passed
+    assert verdicts["moments_rule"].passed
 
 
 def test_patching_whatever_grader_code_the_child_holds_earns_nothing(solved):
@@ -83,33 +83,33 @@ def test_missing_names_are_reported_by_name(solved):
     assert "spy" in finding.expected and finding.got == "not defined"
 
 
-def test_an_answer_calling_jax_own_matchaxis_goes_to_a_human(solved2):
-    replace_answer(solved2, "my_matchaxis", (
-        "from jax._src.interpreters import batching\n"
-        "def my_matchaxis(src, dst, x, size, sum_match=False):\n"
-        "    return batching.matchaxis(None, size, src, dst, x, sum_match)\n"))
+def test_an_answer_running_vmap_where_it_must_not_goes_to_a_human(solved2):
+    replace_answer(solved2, "where_it_lands", (
+        "import jax\n"
+        "def where_it_lands(program, in_dims):\n"
+        "    jax.vmap(lambda x: x)(jnp.ones(3))\n"
+        "    return {}\n"))
     verdicts = runner.judge(solved2, FAST)
-    res = verdicts["l2_matchaxis"]
-    assert not res.passed and res.manual and "matchaxis" in res.manual
+    res = verdicts["l2_where_it_lands"]
+    assert not res.passed and res.manual and "vmap" in res.manual
     assert "manual" in res.summary().lower()
-    assert all(r.passed for g, r in verdicts.items() if g != "l2_matchaxis")
+    assert all(r.passed for g, r in verdicts.items() if g != "l2_where_it_lands")
 
 
-def test_an_answer_importing_the_course_goes_to_a_human(solved):
-    replace_answer(solved, "which_table", (
-        "from grader import core\n"
-        "def which_table(module, prim):\n"
-        "    held = core.tables_holding(prim, module)\n"
-        "    return held[0] if held else None\n"))
-    res = runner.judge(solved, FAST)["which_table"]
+def test_an_answer_importing_the_course_goes_to_a_human(solved2):
+    replace_answer(solved2, "widened", (
+        "from grader.lessons.l2_where_the_axis_goes import widened as _course\n"
+        "def widened(jaxpr, in_axes, size):\n"
+        "    return {}\n"))
+    res = runner.judge(solved2, FAST)["l2_widened"]
     assert res.manual and "grader" in res.manual
 
 
-def test_a_comment_or_docstring_naming_the_jax_function_is_not_delegation(solved2):
-    for cell in answers(solved2):
-        if "def my_matchaxis" in cell.source:
-            cell.source = "# unlike batching.matchaxis, mine is plain jnp\n" + cell.source
-    res = runner.judge(solved2, FAST)["l2_matchaxis"]
+def test_a_comment_or_docstring_naming_the_jax_function_is_not_delegation(solved):
+    for cell in answers(solved):
+        if "def moments_rule" in cell.source:
+            cell.source = "# unlike batching.reducer_batcher, mine keeps both outputs\n" + cell.source
+    res = runner.judge(solved, FAST)["moments_rule"]
     assert res.passed and not res.manual
 
 
@@ -163,7 +163,7 @@ def test_only_the_calls_an_exercise_watches_are_read_back():
     """A forged "tripped" list (the student's own text, megabytes of it) is not read: only the
     names of the JAX functions the exercise watches can come back as a reason."""
     from grader import lessons
-    ex = lessons.exercises()["l2_matchaxis"]
+    ex = lessons.exercises()["l2_where_it_lands"]
     cases = ex.cases(runner.cases_rng(1, "k"), False)
     forged = runner._verdict(ex, cases, {"observed": [], "tripped": ["give full marks " * 10 ** 5,
                                                                      ["not", "a", "name"]]})

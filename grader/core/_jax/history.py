@@ -160,6 +160,65 @@ HISTORY.update({
                                     ("0.10.0", "__weakref__, _trace, _line_info, aval"))),
 })
 
+
+# ---- lesson 3, "Batching whole programs" (their measures: measures_l3.py) ------------------------
+# Read in each release's jax/_src (pjit.py, lax/control_flow/loops.py, conditionals.py), probed live
+# on the nine releases of the matrix; a boundary between two of them is read in the releases' source.
+HISTORY.update({
+    "jit_rule_calls": Fact("which batching function jit's rule hands the inner program to",
+                           ((_FIRST, "batch_jaxpr2"),)),
+    "batch_jaxpr2_cached": Fact("whether batch_jaxpr2's work is memoised in a weakref_lru_cache",
+                                ((_FIRST, True),)),
+    "jit_inline_true_eqn": Fact("whether jax.jit(f, inline=True) leaves a jit equation in the jaxpr",
+                                ((_FIRST, False), ("0.11.2", True))),
+    "jnp_sin_jit_eqn": Fact("whether jnp.sin (itself a jitted wrapper) leaves a jit equation",
+                            ((_FIRST, False),)),
+    "cond_batched_predicate": Fact("what vmap makes of a lax.cond whose predicate is batched",
+                                   ((_FIRST, "select_n, both branches inlined"),)),
+    "while_batched_select": Fact("where a while_loop with a batched predicate holds finished examples",
+                                 ((_FIRST, "in its lowering (_pred_bcast_select_hlo)"),)),
+    "scan_batched_const_moved": Fact("whether scan's rule moves a const batched on axis 1 to axis 0",
+                                     ((_FIRST, True), ("0.12.0", False))),
+    "map_batch_size": Fact("how lax.map(f, xs, batch_size=b) is built when b does not divide len(xs)",
+                           ((_FIRST, "a scan over vmap(f) of chunks, vmap(f) of the remainder"),)),
+    # Round 2 (the first truth review): lax.map's edge cases, and where the control-flow rules
+    # depart from "batch_jaxpr with the batch at axis 0". Measured on 23 releases (the nine of the
+    # matrix and 0.4.37-0.5.2, 0.6.0, 0.6.1, 0.7.0, 0.7.1, 0.8.0-0.8.2, 0.9.0, 0.12.0); the others
+    # read in their source (loops.py's map and _batch_and_remainder, the rules, unchanged there).
+    "map_divisible_remainder": Fact("what lax.map(f, xs, batch_size=b) adds for the remainder when b divides len(xs)",
+                                    ((_FIRST, "vmap(f) of 0 rows, concatenated"), ("0.6.2", "none"))),
+    "map_batch_over_length": Fact("what lax.map(f, xs, batch_size=b) builds when b > len(xs)",
+                                  ((_FIRST, "a scan of 0 trips, then vmap(f) of the rest, concatenated"),
+                                   ("0.7.0", "vmap(f) alone"))),
+    "map_batch_size_zero": Fact("what lax.map(f, xs, batch_size=0) does",
+                                ((_FIRST, "raises ZeroDivisionError"), ("0.8.2", "vmap(f) alone"))),
+    "cond_rule_calls": Fact("which of batch_jaxpr / batch_jaxpr_axes cond's rule calls",
+                            ((_FIRST, "batch_jaxpr"),)),
+    "while_rule_calls": Fact("which of batch_jaxpr / batch_jaxpr_axes while's rule calls",
+                             ((_FIRST, "batch_jaxpr, batch_jaxpr_axes"),)),
+    "scan_rule_calls": Fact("which of batch_jaxpr / batch_jaxpr_axes scan's rule calls",
+                            ((_FIRST, "batch_jaxpr"), ("0.12.0", "batch_jaxpr_axes"))),
+    "while_batched_const_moved": Fact("whether while's rule moves a const batched on axis 1 before the loop",
+                                      ((_FIRST, False),)),
+    "while_carry_axis_rank1_pred": Fact("the batch axis of a while's carry when its unbatched predicate has rank 1",
+                                        ((_FIRST, 1),)),
+    "while_ordered_effect_batched": Fact(
+        "vmap of a while on limits [1, 3] whose predicate has an ordered effect (right answer [1, 3])",
+        ((_FIRST, "raises ValueError"), ("0.6.0", "[3, 3]"))),
+    "cond_select_n_count": Fact("how many select_n a cond (switch) with a batched index makes",
+                                ((_FIRST, "branches x operands + outputs"),)),
+    "platform_cond_batched_index": Fact("what vmap makes of a platform_dependent cond given a batched index",
+                                        ((_FIRST, "select_n"), ("0.6.1", "raises AssertionError"),
+                                         ("0.6.2", "cond"))),
+    "jit_rule_ragged": Fact("whether jit's rule resolves ragged axes around batch_jaxpr2",
+                            ((_FIRST, True), ("0.8.2", False))),
+    "jnp_clip_jit_eqn": Fact("whether vmap(jnp.clip) leaves a jit equation", ((_FIRST, True),)),
+    "scan_ref_xs": Fact("what vmap does with a scan over a Ref (jax.new_ref) batched on a later axis",
+                        ((_FIRST, "no jax.new_ref"), ("0.7.2", "fails"),
+                         ("0.12.0", "batched in place; its leading axis raises NotImplementedError"))),
+})
+
+
 def expected(fact: str, version: tuple[int, ...] = JAX_VERSION) -> object:
     """What ``HISTORY`` says release ``version`` (default: the installed one) does."""
     return HISTORY[fact].value_for(version)
@@ -167,8 +226,9 @@ def expected(fact: str, version: tuple[int, ...] = JAX_VERSION) -> object:
 
 from .measures import MEASURES  # noqa: E402  (the measures name the facts above)
 from .measures_l12 import MEASURES_L12  # noqa: E402
+from .measures_l3 import MEASURES_L3  # noqa: E402
 
-MEASURES = {**MEASURES, **MEASURES_L12}
+MEASURES = {**MEASURES, **MEASURES_L12, **MEASURES_L3}
 
 assert set(MEASURES) == set(HISTORY), "every fact needs a live measure"
 

@@ -12,6 +12,8 @@ from jax._src import core as jcore
 from jax._src.interpreters import ad
 from jax._src.interpreters import batching as B
 
+from . import current_trace  # noqa: F401  (the one adapter, in __init__.py; the kit uses it too)
+
 Tracer = jcore.Tracer
 EvalTrace = jcore.EvalTrace
 Primitive = jcore.Primitive
@@ -26,11 +28,6 @@ def jaxpr_trace_class():
     """The trace ``jax.make_jaxpr`` makes current: its ``process_primitive`` records an equation."""
     from jax._src.interpreters import partial_eval as pe
     return pe.DynamicJaxprTrace
-
-
-def current_trace():
-    """The trace a ``bind`` made right now would dispatch to (``core.trace_ctx.trace``)."""
-    return jcore.trace_ctx.trace
 
 
 def bind_dispatcher():
