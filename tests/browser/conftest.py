@@ -1,7 +1,8 @@
 """The course's own JupyterLab, served from throw-away copies, and headless Chromium driven by Playwright.
 
-The server gets the options `make lab` gives it (loopback, no browser, root allowed when root) on a free port with a
-known token. It serves a temporary student folder holding the lessons (outputs cleared, so every figure seen comes
+The server gets the options and the configuration `make lab` gives it (loopback, no browser, root allowed when root;
+jupyter/jupyter_server_config.py: no terminals, the course's Content-Security-Policy) on a free port with a known
+token. It serves a temporary student folder holding the lessons (outputs cleared, so every figure seen comes
 from this run); exercise 1 reaches it the way it reaches a student: generated and released by nbgrader in a
 throw-away instructor folder, into a temporary exchange, and fetched from the assignment list. The repository's own
 files (lessons, exercises, course/) are never touched. The server runs in its own process group and is stopped by its
@@ -29,6 +30,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 VENV_BIN = pathlib.Path(sys.executable).parent
 SCREENSHOTS = ROOT / "build" / "screenshots"
 SERVER_LOG = ROOT / "build" / "test-browser-lab.log"
+GRADING_LOG = ROOT / "build" / "test-browser-grading.log"
 EXERCISE = "01-the-rule-per-primitive"
 EXERCISE_3 = "03-batching-whole-programs"
 CHROMIUM = os.environ.get("INSIDE_VMAP_CHROMIUM") or "/usr/bin/chromium"
@@ -122,9 +124,9 @@ class Lab:
         return json.loads(body) if body else None
 
 
-def _log_tail(n: int = 40) -> str:
+def _log_tail(path: pathlib.Path = SERVER_LOG, n: int = 40) -> str:
     try:
-        return "\n".join(SERVER_LOG.read_text(errors="replace").splitlines()[-n:])
+        return "\n".join(path.read_text(errors="replace").splitlines()[-n:])
     except OSError:
         return "(no server log)"
 
@@ -151,55 +153,86 @@ def _stop(lab: Lab) -> None:
             pass
 
 
-@pytest.fixture(scope="session")
-def lab(lab_root, course, tmp_path_factory):
-    """JupyterLab as `make lab` starts it, on a free loopback port, serving `lab_root`; stopped by pid at the end."""
-    port = _free_port()
-    state = tmp_path_factory.mktemp("jupyter-state")
-    # Jupyter's per-user folders point into the temporary folder: no settings, workspace or open tabs of whoever runs
-    # the tests leak in, and nothing is written to their home. Kernels, extensions and nbgrader come from the venv.
+def _jupyter_state(tmp_path_factory, name: str) -> tuple[pathlib.Path, dict]:
+    """Jupyter's per-user folders in a temporary folder: no settings, workspace or open tabs of whoever runs the
+    tests leak in, and nothing is written to their home. Kernels, extensions and nbgrader come from the venv, and
+    the course's server configuration from jupyter/ (JUPYTER_CONFIG_PATH), as `make lab` gives it."""
+    state = tmp_path_factory.mktemp(name)
     settings = state / "settings" / "@jupyterlab" / "apputils-extension"
     settings.mkdir(parents=True)
     # JupyterLab's "get notified about Jupyter news?" toast would cover the notebook in the screenshots.
     (settings / "notification.jupyterlab-settings").write_text('{"fetchNews": "false"}')
-    # The student's nbgrader knows the course and its exchange, as on a course server.
     (state / "config").mkdir()
-    (state / "config" / "nbgrader_config.py").write_text(
-        "c = get_config()\nc.CourseDirectory.course_id = 'inside-vmap'\n"
-        f"c.Exchange.root = {str(course['exchange'])!r}\n")
     env = dict(os.environ,
                PATH=f"{VENV_BIN}{os.pathsep}{os.environ['PATH']}",
                JUPYTER_PREFER_ENV_PATH="1", JAX_PLATFORMS="cpu", PYDEVD_DISABLE_FILE_VALIDATION="1",
                JUPYTER_CONFIG_DIR=str(state / "config"), JUPYTER_RUNTIME_DIR=str(state / "runtime"),
                JUPYTERLAB_SETTINGS_DIR=str(state / "settings"),
-               JUPYTERLAB_WORKSPACES_DIR=str(state / "workspaces"))
+               JUPYTERLAB_WORKSPACES_DIR=str(state / "workspaces"),
+               JUPYTER_CONFIG_PATH=str(ROOT / "jupyter"))
     env.pop("MPLBACKEND", None)   # the student's kernel picks matplotlib's backend itself
+    return state, env
+
+
+def _serve(root: pathlib.Path, env: dict, log_path: pathlib.Path):
+    """JupyterLab as `make lab` starts it, on a free loopback port, serving `root` from `root`; yields the `Lab`,
+    then stops it by pid, pass or fail."""
+    port = _free_port()
     cmd = [str(VENV_BIN / "jupyter"), "lab", "--no-browser",
            "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
-           f"--ServerApp.root_dir={lab_root}", f"--IdentityProvider.token={TOKEN}"]
+           f"--ServerApp.root_dir={root}", f"--IdentityProvider.token={TOKEN}"]
     if os.geteuid() == 0:
         cmd.append("--ServerApp.allow_root=True")
-    SERVER_LOG.parent.mkdir(parents=True, exist_ok=True)
-    with open(SERVER_LOG, "w") as log:
-        proc = subprocess.Popen(cmd, cwd=lab_root, env=env, stdout=log, stderr=subprocess.STDOUT,
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL, start_new_session=True)
-    lab = Lab(port, lab_root, proc)
+    lab = Lab(port, root, proc)
     try:
         deadline = time.monotonic() + START_TIMEOUT_S
         while True:
             if proc.poll() is not None:
-                pytest.fail(f"JupyterLab exited with {proc.returncode} before serving; {SERVER_LOG}:\n{_log_tail()}")
+                pytest.fail(f"JupyterLab exited with {proc.returncode} before serving; {log_path}:\n"
+                            f"{_log_tail(log_path)}")
             try:
                 lab.api("status")
                 break
             except (OSError, urllib.error.URLError):
                 if time.monotonic() > deadline:
                     pytest.fail(f"JupyterLab did not answer on port {port} within {START_TIMEOUT_S} s; "
-                                f"{SERVER_LOG}:\n{_log_tail()}")
+                                f"{log_path}:\n{_log_tail(log_path)}")
                 time.sleep(0.25)
         yield lab
     finally:
         _stop(lab)
+
+
+@pytest.fixture(scope="session")
+def lab(lab_root, course, tmp_path_factory):
+    """The student's JupyterLab, serving `lab_root`, its nbgrader pointed at the course's exchange."""
+    state, env = _jupyter_state(tmp_path_factory, "jupyter-state")
+    (state / "config" / "nbgrader_config.py").write_text(
+        "c = get_config()\nc.CourseDirectory.course_id = 'inside-vmap'\n"
+        f"c.Exchange.root = {str(course['exchange'])!r}\n")
+    yield from _serve(lab_root, env, SERVER_LOG)
+
+
+@pytest.fixture(scope="session")
+def graded(tmp_path_factory):
+    """The instructor's side after grading, in a throw-away layout as the repository has it (the top-level
+    nbgrader_config.py, course/, exercise 1): `honest` handed in the solutions, `mallory` the same with every
+    payload of tests/fixtures/xss.py; both autograded by `make autograde`'s code, then given feedback by nbgrader's
+    generate_feedback."""
+    from tests.fixtures import xss
+    return xss.graded_course(tmp_path_factory.mktemp("grading"), tmp_path_factory.mktemp("exercise-1"), EXERCISE)
+
+
+@pytest.fixture(scope="session")
+def grading_lab(graded, tmp_path_factory):
+    """The instructor's JupyterLab on the graded course, started from the layout's top level as `make lab` is: its
+    formgrader works on that course."""
+    _, env = _jupyter_state(tmp_path_factory, "grading-state")
+    yield from _serve(pathlib.Path(graded.work), env, GRADING_LOG)
 
 
 @pytest.fixture(scope="session")

@@ -37,11 +37,11 @@ def _jax_rule(maker):
 DELEGATES = {
     "spy": ("l1", "spy", """\
 import jax
-from grader.lessons.l1_rule_per_primitive.spy import levels as _levels
+from grader.lessons.l1_rule_per_primitive.spy import _peeled
 def spy(f, in_axes, *args):
     report = []
     def watched(*xs):
-        report[:] = [_levels(x) for x in xs]
+        report[:] = [_peeled(x) for x in xs]
         return f(*xs)
     jax.vmap(watched, in_axes=in_axes)(*args)
     return report
@@ -137,10 +137,12 @@ def vmap_jacobian(f, x):
 
 
 # Delegations that earn full marks when checked in the student's kernel: real threats, not
-# straw men. (JAX has no rule that batches moments, stack2 or prefix right, and cheap_where has
-# nothing of the course's to borrow: those four only show the reading, not a working borrow.)
-EARN_MARKS_IN_KERNEL = sorted(set(DELEGATES) - {"moments_rule", "stack2_rule", "prefix_rule",
-                                                 "l2_cheap_where"})
+# straw men. (JAX has no rule that batches moments, stack2 or prefix right, cheap_where has
+# nothing of the course's to borrow, and the course computes the spy's answer from the case, never
+# from tracers, so it holds nothing a spy could borrow: those five only show the reading, not a
+# working borrow.)
+EARN_MARKS_IN_KERNEL = sorted(set(DELEGATES) - {"spy", "moments_rule", "stack2_rule",
+                                                 "prefix_rule", "l2_cheap_where"})
 
 
 def test_every_graded_exercise_has_a_delegating_answer_here():

@@ -118,8 +118,6 @@ HISTORY: dict[str, Fact] = {
                                  (("0.4.36", "NotMapped | int | RaggedAxis"), ("0.8.2", "NotMapped | int"))),
     "matchaxis_extra_cases": Fact("which markers besides an int and None matchaxis's source handles",
                                   (("0.4.36", "jumble_axis"), ("0.8.2", "none"), ("0.9.0", "infer, sum_axis"))),
-    "rule_numpy_int_out_dim": Fact("what vmap does when an old-style rule returns a numpy integer as its out dim",
-                                   (("0.4.36", "accepts it"), ("0.10.0", "rejects it"))),
     "shared_rule_names": Fact("which primitive names key two different rules after one vmap",
                               (("0.4.36", "pbroadcast"), ("0.6.0", "none"))),
     "ordinary_rules_table": Fact("which table holds the rules of sin, add, reduce_sum and transpose",
@@ -157,6 +155,40 @@ HISTORY: dict[str, Fact] = {
         "whether custom_vmap's docstring says to wrap it in a custom_vjp for reverse mode",
         ((_FIRST, False), ("0.4.38", True))),
 }
+
+
+# ---- lessons 1 and 2, and the appendix (issue 23; their measures: measures_l12.py) ---------------
+# Measured on all 29 releases (tools/measure-history, one fresh process each), the boundaries first
+# read in the source of each release's jax wheel (core.py, interpreters/batching.py, lax/lax.py, ...).
+_MOVED_0_5_1 = "broadcast_in_dim, dot_general, reshape"
+HISTORY.update({
+    "bind_takes_current_trace": Fact("which method of Primitive hands the current trace to bind_with_trace",
+                                     ((_FIRST, "bind"), ("0.5.1", "_true_bind"), ("0.9.2", "bind"))),
+    "rule_numpy_int_out_dim": Fact(
+        "what becomes of a BatchTracer whose old-style rule answered a numpy integer as its out dim",
+        ((_FIRST, "its aval is None"), ("0.8.2", "reading its aval raises"),
+         ("0.10.0", "BatchTracer() refuses it"))),
+    "batch_dim_hijax": Fact("whether a BatchTracer lets a hijax type read a batch spec that is not an int",
+                            ((_FIRST, False), ("0.9.1", True))),
+    "moved_rules_use_sharding": Fact(
+        "which rules that moved into fancy_primitive_batchers read axis_data for the new axis's sharding",
+        ((_FIRST, "none"), ("0.5.1", _MOVED_0_5_1),
+         ("0.8.0", "add_any, " + _MOVED_0_5_1.replace("dot_general", "conv_general_dilated, dot_general")))),
+    "moved_rules_read_axis_data": Fact(
+        "whether each of the 15 rules that moved into fancy_primitive_batchers (0.4.36 to 0.8.1) reads axis_data there",
+        ((_FIRST, True),)),
+    "jnp_sin_wrapper": Fact("how jax.numpy wraps sin (the inline parameter of its jit)",
+                            ((_FIRST, "jit(inline=True)"), ("0.11.0", "jit(inline=Inline.JAX_EARLY)"))),
+    "matchaxis_named_refusal": Fact("what matchaxis raises for a batched value sent to None on a named axis",
+                                    ((_FIRST, "ValueError"),)),
+    "jitted_custom_vjp_entry": Fact(
+        "how a jax.custom_vjp traced inside a jit reaches the BatchTrace of a vmap around the jit",
+        ((_FIRST, "custom_vjp_call_jaxpr, through process_primitive"),
+         ("0.6.1", "custom_vjp_call, through process_custom_vjp_call"))),
+    "tracer_inherited_slots": Fact("the slots a BatchTracer inherits from Tracer",
+                                   ((_FIRST, "_trace, _line_info"), ("0.8.2", "__weakref__, _trace, _line_info"),
+                                    ("0.10.0", "__weakref__, _trace, _line_info, aval"))),
+})
 
 
 # ---- lesson 3, "Batching whole programs" (their measures: measures_l3.py) ------------------------
@@ -223,9 +255,10 @@ def expected(fact: str, version: tuple[int, ...] = JAX_VERSION) -> object:
 
 
 from .measures import MEASURES  # noqa: E402  (the measures name the facts above)
+from .measures_l12 import MEASURES_L12  # noqa: E402
 from .measures_l3 import MEASURES_L3  # noqa: E402
 
-MEASURES = {**MEASURES, **MEASURES_L3}
+MEASURES = {**MEASURES, **MEASURES_L12, **MEASURES_L3}
 
 assert set(MEASURES) == set(HISTORY), "every fact needs a live measure"
 
