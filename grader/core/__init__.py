@@ -20,7 +20,7 @@ _NAMES = {
     "entries": "dispatch", "entry_points": "dispatch", "primitive_named": "dispatch",
     "reads_axis_data": "dispatch", "rule_function": "dispatch",
     "source": "dispatch", "source_lines": "dispatch", "trace_chain": "dispatch",
-    "watch_entries": "dispatch", "watch_recorded": "dispatch", "watch_transposes": "dispatch",
+    "watch_entries": "dispatch", "watch_recorded": "dispatch",
     "Reading": "tables", "layout": "tables", "read_fresh": "tables", "read_here": "tables",
     "real_tables": "tables", "register_rule": "tables", "rule_for": "tables",
     "tables_holding": "tables", "unregister_rule": "tables",

@@ -145,26 +145,3 @@ def watch_recorded():
         yield seen
     finally:
         cls.process_primitive, _jax.BatchTrace.process_primitive = original, batch_original
-
-
-@contextlib.contextmanager
-def watch_transposes():
-    """Record the name of every primitive whose transpose rule runs inside the block."""
-    seen: list[str] = []
-    tables = _traces.transpose_tables()
-    saved = {name: dict(table) for name, table in tables.items()}
-
-    def recording(prim, rule):
-        def transpose(*args, **kwargs):
-            seen.append(_jax.primitive_name(prim))
-            return rule(*args, **kwargs)
-        return transpose
-
-    for table in tables.values():
-        for prim, rule in list(table.items()):
-            table[prim] = recording(prim, rule)
-    try:
-        yield seen
-    finally:                       # put back what was wrapped; keep rules JAX added meanwhile
-        for name, table in tables.items():
-            table.update(saved[name])

@@ -17,11 +17,11 @@ from jax._src import api as _api
 from jax._src import core as jcore
 from jax._src import custom_batching as _custom_batching
 from jax._src import custom_derivatives as _custom_derivatives
-from jax._src.interpreters import ad as _ad
 from jax._src.interpreters import batching as _batching
 from jax._src.lax import lax as _lax
 
 from . import primitive_name
+from .traces import transpose_tables
 
 # jacfwd and jacrev map over a basis: the identity of the flattened inputs (or outputs).
 std_basis = _api._std_basis
@@ -52,15 +52,6 @@ custom_vmap_batching = _custom_batching.custom_vmap_batching
 
 # The tables a backward pass takes transpose rules from: ``primitive_transposes`` on every
 # release, and ``fancy_transposes`` where a release has it (it is consulted first).
-TRANSPOSE_TABLE_NAMES = ("fancy_transposes", "primitive_transposes")
-
-
-def transpose_tables() -> dict[str, dict]:
-    """``{name: table}`` for each of JAX's transpose-rule tables this release has."""
-    return {name: getattr(_ad, name) for name in TRANSPOSE_TABLE_NAMES
-            if isinstance(getattr(_ad, name, None), dict)}
-
-
 def unwrapped(fn):
     """The function inside partials: a transpose table holds partials of shared helpers
     (defbilinear's), a ``lu.transformation2`` is a partial of its generator."""
