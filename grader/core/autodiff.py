@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+import jax
+
 from . import _jax
 from ._jax.autodiff import Bound, is_custom_call, watch_transposes  # noqa: F401  (re-exported)
 
@@ -57,6 +59,7 @@ def watch_methods(methods=METHODS):
 
 def reached(fn, *args, methods=METHODS) -> list[Reached]:
     """Run ``fn(*args)`` and return every `Reached` on its way."""
+    jax.clear_caches()      # a traced program JAX kept would be replayed without these calls
     with watch_methods(methods) as calls:
         fn(*args)
     return calls

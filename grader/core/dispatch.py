@@ -12,6 +12,8 @@ import contextlib
 import inspect
 from dataclasses import dataclass
 
+import jax
+
 from . import _jax
 from ._jax import traces as _traces
 
@@ -75,6 +77,7 @@ def watch_entries():
 
 def entries(fn, *args) -> list[Entry]:
     """Call ``fn(*args)`` and return every BatchTrace entry-point call it made, in order."""
+    jax.clear_caches()      # a traced program JAX kept would be replayed without these calls
     with watch_entries() as seen:
         fn(*args)
     return seen

@@ -13,6 +13,7 @@ import contextlib
 import functools
 from dataclasses import dataclass
 
+import jax
 from jax._src import api as _api
 from jax._src import core as jcore
 from jax._src import custom_batching as _custom_batching
@@ -93,7 +94,12 @@ def watch_transposes():
     Each rule in the transpose tables is wrapped to note whose rule runs, and ``Primitive.bind``
     to note what it binds. Only the rule's own binds count: when a rule runs under a vmap, the
     bind it makes is batched by a batching rule, which binds again, and that inner bind is the
-    vmap's, not the transpose rule's. Both are restored on the way out, whatever happened."""
+    vmap's, not the transpose rule's. Both are restored on the way out, whatever happened.
+
+    JAX's caches are cleared on the way in: a program transposed before (a jit's, a
+    ``linear_transpose``'s) is kept and replayed without running a rule, so a block run a second
+    time would otherwise see nothing."""
+    jax.clear_caches()
     frames: list[list] = []                # per running rule: [its primitive's name, bind depth]
     log: list[Bound] = []
     tables = transpose_tables()
