@@ -138,6 +138,15 @@ FILE ?=
 ID_COLUMN ?=
 FORMAT ?= long
 SIM ?= $(BUILD)/class
+# EXCHANGE=DIR: a trial term's own exchange instead of the config's machine-wide one, for every target and bin/nbgrader
+# started from them (course/nbgrader_config.py reads INSIDE_VMAP_EXCHANGE); STUDENT and KIND: make try-submit's.
+EXCHANGE ?=
+ifneq ($(EXCHANGE),)
+export INSIDE_VMAP_EXCHANGE := $(abspath $(EXCHANGE))
+endif
+STUDENT ?= tryout
+KIND ?= full
+NOTEBOOK ?=
 # Grading on a Dask cluster (docs/performance.md, "Grading on a cluster"): `make scheduler` on one host, `make workers
 # SCHEDULER=tcp://HOST:8786` on every grading host (WORKERS processes of one thread each, default one per core), then
 # `make autograde SCHEDULER=tcp://HOST:8786` hands every submission to them (grader/instructor/distributed.py).
@@ -155,7 +164,7 @@ ifneq ($(findstring Exchange.root,$(NBGRADER_ARGS)),)
 $(warning inside-vmap: NBGRADER_ARGS sets Exchange.root, which `make lab` and the students' servers do not see; set c.Exchange.root in $(COURSE)/nbgrader_config.py instead)
 endif
 
-.PHONY: term roster assign collect autograde feedback export demo class-roster class-submit
+.PHONY: term roster assign collect autograde feedback export demo class-roster class-submit try-submit
 
 term: setup-all ## show the term's settings (course id, exchange, gradebook, due dates, late policy) from the course config
 	$(INSTRUCTOR) && python -m grader.instructor term $(NBGRADER_ARGS)
@@ -212,6 +221,11 @@ class-roster: setup-all ## write SIM/roster.csv (SIM=build/class): a simulated c
 
 class-submit: setup-all ## every simulated student of SIM/roster.csv fetches, answers and submits every released assignment
 	$(INSTRUCTOR) && python -m grader.instructor class submit --sim "$(abspath $(SIM))"
+
+try-submit: setup-all ## hand in ASSIGNMENT as STUDENT (default tryout) from SIM/homes/STUDENT: fetch, answer as KIND (full, partial, blank) or copy NOTEBOOK=path in, submit
+	$(if $(ASSIGNMENT),,$(error inside-vmap: say which assignment: make try-submit ASSIGNMENT=01-the-rule-per-primitive))
+	$(INSTRUCTOR) && python -m grader.instructor class try --sim "$(abspath $(SIM))" --student "$(STUDENT)" \
+	    --assignment "$(ASSIGNMENT)" --kind "$(KIND)" $(if $(NOTEBOOK),--notebook "$(abspath $(NOTEBOOK))")
 
 # ---- grading speed (instructors) ---------------------------------------------------------------------------------
 # Stock nbgrader autograde against `make autograde` (every integrity check on), timed in one run on classes of solved

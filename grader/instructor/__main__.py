@@ -4,6 +4,7 @@
   roster FILE [--id-column=COLUMN]                                     make roster FILE=...
   term                                                                 make term
   class roster --students N --sim DIR | class submit --sim DIR         make class-roster / class-submit
+  class try --sim DIR --assignment A [--student ID] [--kind K | --notebook FILE]   make try-submit
   demo [--keep DIR] [--timeout SECONDS]                                make demo"""
 import sys
 
