@@ -15,7 +15,7 @@ from nbconvert.preprocessors import (ClearMetadataPreprocessor, CoalesceStreamsP
                                      CSSHTMLHeaderPreprocessor)
 from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, ClearOutput,
                                     DeduplicateIds, GetGrades, IgnorePattern, LimitOutput,
-                                    OverwriteCells, OverwriteKernelspec, SaveAutoGrades)
+                                    OverwriteKernelspec, SaveAutoGrades)
 
 c = get_config()  # noqa: F821  (provided by nbgrader)
 
@@ -108,7 +108,9 @@ c.Autograde.sanitize_preprocessors = [
     DeduplicateIds,
     OverwriteKernelspec,
     "grader.judge.metadata.RestoreCellMetadata",
-    OverwriteCells,
+    # nbgrader's OverwriteCells, without a warning for each grade cell whose hidden tests it puts
+    # back (every honest submission's; grader/nbgrader_plugins/hidden.py)
+    "grader.nbgrader_plugins.hidden.OverwriteCellsAsReleased",
     CheckCellMetadata,
 ]
 c.Autograde.autograde_preprocessors = [

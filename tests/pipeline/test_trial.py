@@ -66,7 +66,21 @@ def test_a_trial_term_by_hand_on_its_own_exchange(tmp_path):
     nbformat.write(solved, tmp_path / "no-grade-cell.ipynb")
     make(course, sim, exchange, "try-submit", "STUDENT=yan",
          f"NOTEBOOK={tmp_path / 'no-grade-cell.ipynb'}")
-    make(course, sim, exchange, "collect", "autograde")
+    # and one who rewrote a locked grade cell: nbgrader's warning stays for that
+    edited = nbformat.read(sim / "homes" / "zoe" / FIRST / f"{FIRST}.ipynb", as_version=4)
+    cell = next(c for c in edited.cells if c.metadata.get("nbgrader", {}).get("grade_id") == gid)
+    cell.source = "print('all good')"
+    nbformat.write(edited, tmp_path / "edited-grade-cell.ipynb")
+    make(course, sim, exchange, "try-submit", "STUDENT=xia",
+         f"NOTEBOOK={tmp_path / 'edited-grade-cell.ipynb'}")
+    out = make(course, sim, exchange, "collect", "autograde")
+    # what the sandbox is made of is the log's, not the terminal's
+    assert not any(w in out for w in ("zygote", "cgroup", "namespaces")), out
+    log = (course / "autograde.log").read_text()
+    assert "kernels and judge children limited by" in log
+    # the hidden tests nbgrader puts back into honest copies of grade cells warn no more
+    changed = [line for line in log.splitlines() if "Attribute 'checksum'" in line]
+    assert len(changed) == 1 and f"for cell {gid} has changed" in changed[0], changed
     with Gradebook("sqlite:///" + str(course / "gradebook.db"), C.COURSE_ID) as gb:
         top = gb.find_assignment(FIRST).max_score
         zoe = gb.find_submission(FIRST, "zoe")
@@ -77,3 +91,4 @@ def test_a_trial_term_by_hand_on_its_own_exchange(tmp_path):
         grade = {g.name: g for g in yan.notebooks[0].grades}[gid]
         assert (grade.auto_score, grade.needs_manual_grade) == (grade.max_score, False)
         assert yan.score == top
+        assert gb.find_submission(FIRST, "xia").score == top   # the grade cell as released
