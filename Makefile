@@ -154,7 +154,8 @@ SCHEDULER ?=
 WORKERS ?= $(shell nproc 2>/dev/null || echo 1)
 DASK_PORT ?= 8786
 DASHBOARD_PORT ?= 8787
-INSTRUCTOR = cd $(COURSE) && export $(CPU_ENV) PATH="$(CURDIR)/$(VENV)/bin:$$PATH"
+# bin/ first: `nbgrader` in these recipes is bin/nbgrader (nbgrader's CLI, started lighter: docs/performance.md).
+INSTRUCTOR = cd $(COURSE) && export $(CPU_ENV) PATH="$(CURDIR)/bin:$(CURDIR)/$(VENV)/bin:$$PATH"
 # $(call assignments-in,GLOB): names of the folders GLOB/NAME holding a notebook (or just ASSIGNMENT when given)
 assignments-in = $(if $(ASSIGNMENT),$(ASSIGNMENT),$(sort $(notdir $(patsubst %/,%,$(dir $(wildcard $(1)/*/*.ipynb))))))
 # make export FORMAT=...: the nbgrader exporter of each format (grader/nbgrader_plugins/export.py)

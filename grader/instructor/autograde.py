@@ -46,18 +46,8 @@ import os
 import sys
 import time
 
-
-def _without_iri_grammar() -> None:
-    """Skip jsonschema's optional IRI format checker in this process: importing it builds a Lark
-    grammar (``rfc3987_syntax``, ~1.1 s of every worker's start-up), and nothing autograde runs
-    validates an IRI (nbformat's validator checks no ``format``). Must run before nbgrader,
-    nbformat or jsonschema is imported; has no effect once they are."""
-    sys.modules.setdefault("rfc3987_syntax", None)
-
-
-_without_iri_grammar()
-
-from nbgrader.api import Gradebook  # noqa: E402  (after _without_iri_grammar)
+# (grader/instructor/__init__.py, imported first, has taken jsonschema's IRI grammar out)
+from nbgrader.api import Gradebook
 from nbgrader.apps.baseapp import NbGrader, nbgrader_aliases, nbgrader_flags
 from nbgrader.converters import Autograde, BaseConverter
 from nbgrader.utils import capture_log, temp_attrs
