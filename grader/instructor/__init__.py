@@ -11,9 +11,8 @@
 Every process of these tools (the commands, ``bin/nbgrader``, autograde's spawned workers) starts
 without ``rfc3987_syntax``: jsonschema imports it, when installed, for its optional ``iri`` format
 check, and its import builds 39 Lark grammars, 1 to 4 s of every nbgrader start-up here (half of
-``bin/nbgrader db student list``; docs/performance.md).
-Nothing nbgrader runs checks that
-format (nbformat validates without a format checker), and jsonschema does without it.
+``bin/nbgrader db student list``; docs/performance.md). Nothing nbgrader runs checks that format
+(nbformat validates without a format checker), and jsonschema does without it.
 """
 import sys
 
