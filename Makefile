@@ -138,6 +138,15 @@ FILE ?=
 ID_COLUMN ?=
 FORMAT ?= long
 SIM ?= $(BUILD)/class
+# EXCHANGE=DIR: a trial term's own exchange instead of the config's machine-wide one, for every target and bin/nbgrader
+# started from them (course/nbgrader_config.py reads INSIDE_VMAP_EXCHANGE); STUDENT and KIND: make try-submit's.
+EXCHANGE ?=
+ifneq ($(EXCHANGE),)
+export INSIDE_VMAP_EXCHANGE := $(abspath $(EXCHANGE))
+endif
+STUDENT ?= tryout
+KIND ?= full
+NOTEBOOK ?=
 # Grading on a Dask cluster (docs/performance.md, "Grading on a cluster"): `make scheduler` on one host, `make workers
 # SCHEDULER=tcp://HOST:8786` on every grading host (WORKERS processes of one thread each, default one per core), then
 # `make autograde SCHEDULER=tcp://HOST:8786` hands every submission to them (grader/instructor/distributed.py).
@@ -145,7 +154,8 @@ SCHEDULER ?=
 WORKERS ?= $(shell nproc 2>/dev/null || echo 1)
 DASK_PORT ?= 8786
 DASHBOARD_PORT ?= 8787
-INSTRUCTOR = cd $(COURSE) && export $(CPU_ENV) PATH="$(CURDIR)/$(VENV)/bin:$$PATH"
+# bin/ first: `nbgrader` in these recipes is bin/nbgrader (nbgrader's CLI, started lighter: docs/performance.md).
+INSTRUCTOR = cd $(COURSE) && export $(CPU_ENV) PATH="$(CURDIR)/bin:$(CURDIR)/$(VENV)/bin:$$PATH"
 # $(call assignments-in,GLOB): names of the folders GLOB/NAME holding a notebook (or just ASSIGNMENT when given)
 assignments-in = $(if $(ASSIGNMENT),$(ASSIGNMENT),$(sort $(notdir $(patsubst %/,%,$(dir $(wildcard $(1)/*/*.ipynb))))))
 # make export FORMAT=...: the nbgrader exporter of each format (grader/nbgrader_plugins/export.py)
@@ -155,7 +165,7 @@ ifneq ($(findstring Exchange.root,$(NBGRADER_ARGS)),)
 $(warning inside-vmap: NBGRADER_ARGS sets Exchange.root, which `make lab` and the students' servers do not see; set c.Exchange.root in $(COURSE)/nbgrader_config.py instead)
 endif
 
-.PHONY: term roster assign collect autograde feedback export demo class-roster class-submit
+.PHONY: term roster assign collect autograde feedback export demo class-roster class-submit try-submit
 
 term: setup-all ## show the term's settings (course id, exchange, gradebook, due dates, late policy) from the course config
 	$(INSTRUCTOR) && python -m grader.instructor term $(NBGRADER_ARGS)
@@ -212,6 +222,11 @@ class-roster: setup-all ## write SIM/roster.csv (SIM=build/class): a simulated c
 
 class-submit: setup-all ## every simulated student of SIM/roster.csv fetches, answers and submits every released assignment
 	$(INSTRUCTOR) && python -m grader.instructor class submit --sim "$(abspath $(SIM))"
+
+try-submit: setup-all ## hand in ASSIGNMENT as STUDENT (default tryout) from SIM/homes/STUDENT: fetch, answer as KIND (full, partial, blank) or copy NOTEBOOK=path in, submit
+	$(if $(ASSIGNMENT),,$(error inside-vmap: say which assignment: make try-submit ASSIGNMENT=01-the-rule-per-primitive))
+	$(INSTRUCTOR) && python -m grader.instructor class try --sim "$(abspath $(SIM))" --student "$(STUDENT)" \
+	    --assignment "$(ASSIGNMENT)" --kind "$(KIND)" $(if $(NOTEBOOK),--notebook "$(abspath $(NOTEBOOK))")
 
 # ---- grading speed (instructors) ---------------------------------------------------------------------------------
 # Stock nbgrader autograde against `make autograde` (every integrity check on), timed in one run on classes of solved

@@ -15,7 +15,7 @@ from nbconvert.preprocessors import (ClearMetadataPreprocessor, CoalesceStreamsP
                                      CSSHTMLHeaderPreprocessor)
 from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, ClearOutput,
                                     DeduplicateIds, GetGrades, IgnorePattern, LimitOutput,
-                                    OverwriteCells, OverwriteKernelspec, SaveAutoGrades)
+                                    OverwriteKernelspec, SaveAutoGrades)
 
 c = get_config()  # noqa: F821  (provided by nbgrader)
 
@@ -28,7 +28,9 @@ c.CourseDirectory.course_id = "inside-vmap"
 # The exchange, through which releases, submissions and feedback pass: nbgrader 0.9.6's own
 # default, written out. Students' servers must use the same root and course id; on a shared
 # machine it must exist and be writable by every student (docs/instructors.md, "Deployment").
-c.Exchange.root = "/usr/local/share/nbgrader/exchange"
+# A trial term on a shared machine keeps out of the machine-wide one with the environment variable
+# INSIDE_VMAP_EXCHANGE=DIR (`make ... EXCHANGE=DIR` sets it for every target; docs/instructors.md).
+c.Exchange.root = os.environ.get("INSIDE_VMAP_EXCHANGE") or "/usr/local/share/nbgrader/exchange"
 # The gradebook: SQLite beside this file. Several graders at once: a PostgreSQL URL instead, e.g.
 # "postgresql://grader@db.example.org/inside_vmap" (the database must exist; nbgrader makes the
 # tables). One autograde at a time per gradebook; a second one waits its turn.
@@ -106,7 +108,9 @@ c.Autograde.sanitize_preprocessors = [
     DeduplicateIds,
     OverwriteKernelspec,
     "grader.judge.metadata.RestoreCellMetadata",
-    OverwriteCells,
+    # nbgrader's OverwriteCells, without a warning for each grade cell whose hidden tests it puts
+    # back (every honest submission's; grader/nbgrader_plugins/hidden.py)
+    "grader.nbgrader_plugins.hidden.OverwriteCellsAsReleased",
     CheckCellMetadata,
 ]
 c.Autograde.autograde_preprocessors = [
@@ -134,8 +138,9 @@ c.Autograde.autograde_preprocessors = [
     AssignLatePenalties,
     CheckCellMetadata,
 ]
-# A grade cell the student deleted comes back from the gradebook and is graded (and fails),
-# rather than silently staying ungraded.
+# A grade cell the student deleted comes back from the gradebook (as released) and is graded
+# like any other: the judge scores it from the student's answer cells, so deleting a check costs
+# nothing and earns nothing (a correct answer keeps its points), and no cell stays ungraded.
 c.OverwriteCells.add_missing_cells = True
 
 # Feedback: nbgrader's default steps, plus taking hidden tests out of what students receive

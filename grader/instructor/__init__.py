@@ -7,4 +7,13 @@
 * `classroom`: a simulated class built from the real assignments, run through release, submit,
   collect, autograde, feedback and export in a throw-away copy of the course
   (``python -m grader.instructor demo``, ``make demo``; also the end-to-end test).
+
+Every process of these tools (the commands, ``bin/nbgrader``, autograde's spawned workers) starts
+without ``rfc3987_syntax``: jsonschema imports it, when installed, for its optional ``iri`` format
+check, and its import builds 39 Lark grammars, 1 to 4 s of every nbgrader start-up here (half of
+``bin/nbgrader db student list``; docs/performance.md). Nothing nbgrader runs checks that format
+(nbformat validates without a format checker), and jsonschema does without it.
 """
+import sys
+
+sys.modules.setdefault("rfc3987_syntax", None)   # import -> ImportError, which jsonschema skips

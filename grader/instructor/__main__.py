@@ -4,7 +4,9 @@
   roster FILE [--id-column=COLUMN]                                     make roster FILE=...
   term                                                                 make term
   class roster --students N --sim DIR | class submit --sim DIR         make class-roster / class-submit
-  demo [--keep DIR] [--timeout SECONDS]                                make demo"""
+  class try --sim DIR --assignment A [--student ID] [--kind K | --notebook FILE]   make try-submit
+  demo [--keep DIR] [--timeout SECONDS]                                make demo
+  nbgrader ARGS...                                                     bin/nbgrader ARGS..."""
 import sys
 
 
@@ -22,6 +24,11 @@ def main(argv=None) -> int:
     if command == "term":
         from .term import TermApp
         TermApp.launch_instance(argv)
+        return 0
+    if command == "nbgrader":                   # bin/nbgrader: nbgrader's own CLI, started lighter
+        from nbgrader.apps.nbgraderapp import main as nbgrader_main
+        sys.argv = ["nbgrader", *argv]
+        nbgrader_main()
         return 0
     if command == "class":
         from .simclass import main as class_main

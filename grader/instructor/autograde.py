@@ -46,18 +46,8 @@ import os
 import sys
 import time
 
-
-def _without_iri_grammar() -> None:
-    """Skip jsonschema's optional IRI format checker in this process: importing it builds a Lark
-    grammar (``rfc3987_syntax``, ~1.1 s of every worker's start-up), and nothing autograde runs
-    validates an IRI (nbformat's validator checks no ``format``). Must run before nbgrader,
-    nbformat or jsonschema is imported; has no effect once they are."""
-    sys.modules.setdefault("rfc3987_syntax", None)
-
-
-_without_iri_grammar()
-
-from nbgrader.api import Gradebook  # noqa: E402  (after _without_iri_grammar)
+# (grader/instructor/__init__.py, imported first, has taken jsonschema's IRI grammar out)
+from nbgrader.api import Gradebook
 from nbgrader.apps.baseapp import NbGrader, nbgrader_aliases, nbgrader_flags
 from nbgrader.converters import Autograde, BaseConverter
 from nbgrader.utils import capture_log, temp_attrs
@@ -149,17 +139,18 @@ class AutogradeEach(NbGrader):
                  for s in submissions.submitted_students(self.coursedir, a)]
         self._say(f"autograde: {len(queue)} submission(s) of {', '.join(assignments) or 'nothing'}"
                   f" in {root}")
-        self._say(f"autograde: kernels and judge children limited by {sandbox.mechanism()}")
+        # How the sandbox works here is for the log (docs/integrity.md), not for the terminal.
+        self.log.info("kernels and judge children limited by %s", sandbox.mechanism())
         judge, execute = JudgeExercises(parent=self), BoundedExecute(parent=self)
         boxed = sandbox.available()
         if judge.fork_children and judge.sandbox != "none" and boxed:
-            self._say("autograde: judge children forked from one zygote per grading process, "
-                      "each in namespaces of its own (JudgeExercises.fork_children)")
+            self.log.info("judge children forked from one zygote per grading process, each in "
+                          "namespaces of its own (JudgeExercises.fork_children)")
         if execute.fork_kernels and execute.sandbox != "none" and boxed:
-            self._say("autograde: grading kernels forked from one zygote per grading process, "
-                      "each in its own cgroup and namespaces (BoundedExecute.fork_kernels)"
-                      if sandbox.cgroups() else "autograde: grading kernels start in boxes of "
-                      "their own: no cgroup can be made here to hold a forked one")
+            self.log.info("grading kernels forked from one zygote per grading process, each in "
+                          "its own cgroup and namespaces (BoundedExecute.fork_kernels)"
+                          if sandbox.cgroups() else "grading kernels start in boxes of their "
+                          "own: no cgroup can be made here to hold a forked one")
         records = status.load(root)
         # nbgrader's SaveAutoGrades and AssignLatePenalties open the gradebook without a course
         # id, which adds a "default_course" row on first use: made here, once, so parallel

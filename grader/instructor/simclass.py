@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import csv
 import os
+import shutil
 import sys
 import time
 
@@ -111,6 +112,33 @@ def submit_class(course: str, sim: str, say=print) -> dict[str, int]:
     return counts
 
 
+def try_submit(course: str, sim: str, student: str, assignment: str, kind: str = C.FULL,
+               notebook: str = "", say=print) -> str:
+    """One test submission by hand: ``student`` fetches ``assignment`` into SIM/homes/STUDENT,
+    answers it as a ``kind`` of student does (or takes ``notebook`` as it is) and submits it,
+    through the course's exchange, as a student's server would. Returns the student's folder."""
+    settings = course_settings(course)
+    if assignment not in released(settings):
+        raise SystemExit(f"inside-vmap: {assignment!r} is not released in {settings['exchange']} "
+                         f"for course {settings['course_id']!r}: run `make assign` first")
+    home = student_home(os.path.join(sim, "homes"), student, settings)
+    if os.path.isdir(os.path.join(home, assignment)):    # fetch never overwrites: start afresh
+        shutil.rmtree(os.path.join(home, assignment))
+    C.nbgrader(["fetch_assignment", assignment, f"--student={student}"], home)
+    names = C.source_notebooks(settings["source"], assignment)
+    for name in names:
+        path = os.path.join(home, assignment, name)
+        if notebook:
+            shutil.copyfile(notebook, path)
+        else:
+            hand_in(kind, path, os.path.join(settings["source"], assignment, name))
+    C.nbgrader(["submit", assignment, f"--student={student}"], home)
+    say(f"inside-vmap: {student} handed in {assignment} ("
+        + (f"{notebook} as {', '.join(names)}" if notebook else f"answered as a {kind} student")
+        + f") through {settings['exchange']}; their folder: {home}. Next: make collect autograde")
+    return home
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m grader.instructor class",
                                      description=__doc__.split("\n\n")[0])
@@ -121,7 +149,18 @@ def main(argv: list[str]) -> int:
     s = sub.add_parser("submit", help="every student of SIM/roster.csv hands in every release")
     s.add_argument("--sim", required=True)
     s.add_argument("--course", default=".", help="the course folder (its nbgrader_config.py)")
+    t = sub.add_parser("try", help="one test submission by hand, through the exchange")
+    t.add_argument("--sim", required=True)
+    t.add_argument("--course", default=".", help="the course folder (its nbgrader_config.py)")
+    t.add_argument("--student", default="tryout")
+    t.add_argument("--assignment", required=True)
+    t.add_argument("--kind", default=C.FULL, choices=(C.FULL, C.PARTIAL, C.BLANK))
+    t.add_argument("--notebook", default="", help="hand in this notebook instead")
     args = parser.parse_args(argv)
+    if args.step == "try":
+        try_submit(os.path.abspath(args.course), os.path.abspath(args.sim), args.student,
+                   args.assignment, args.kind, args.notebook)
+        return 0
     if args.step == "roster":
         path = os.path.join(args.sim, "roster.csv")
         write_roster(args.students, path)

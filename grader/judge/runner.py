@@ -18,7 +18,7 @@ import numpy as np
 
 from .. import lessons, wire
 from ..feedback import Finding, Result, result
-from . import child, delegation, sandbox, tamper
+from . import child, delegation, elsewhere, sandbox, tamper
 
 
 @dataclass(frozen=True)
@@ -253,12 +253,13 @@ def judge(nb, limits=sandbox.Limits(), use_bwrap=None, rng=None,
         return verdicts
     every = [n for g in observed for n in the_plan.owned[g]]
     out, parsed = attempt(observed, the_plan.cells_for(every))
+    run = {c["name"] for c in the_plan.cells}
     if parsed is not None:
-        return {**verdicts, **{g: _verdict(known[g], cases[g], _entry(parsed, g))
-                               for g in observed}}
+        verdicts.update({g: _verdict(known[g], cases[g], _entry(parsed, g)) for g in observed})
+        return elsewhere.explain(verdicts, nb, run, _defines)
     for gid in observed:                     # isolate the exercise that brought the child down
         ex = known[gid]
         one, parsed_one = attempt([gid], the_plan.cells_for(the_plan.owned[gid]))
         verdicts[gid] = (_verdict(ex, cases[gid], _entry(parsed_one, gid)) if parsed_one else
                          _failed(ex.name, one.failure or "the judge's child gave no answer"))
-    return {g: verdicts[g] for g in graded}
+    return elsewhere.explain({g: verdicts[g] for g in graded}, nb, run, _defines)

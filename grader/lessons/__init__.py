@@ -20,6 +20,7 @@ import importlib
 import os
 import pkgutil
 import re
+import sys
 
 PACKAGE = re.compile(r"^l\d+_[a-z0-9_]+$")
 # Written by the judge into the copy of grader/ that holds only the kits (grader.judge.kit_tree).
@@ -60,11 +61,18 @@ def lookup(package: str, name: str):
     """The attribute ``name`` of a lesson package: the first trusted module exporting it.
 
     Where only the kit exists (the judge's child, the grading kernel), a check or self-check
-    is a stub that says so, so a notebook cell that calls one still runs."""
+    is a stub that says so, so a notebook cell that calls one still runs. In the grading kernel
+    (an IPython shell over the kit tree) any other public name of the trusted side (the
+    listings a course cell prints: ``L2.format_mv_calls()``, ``L3.VISIBLE_CONDS``, ...) is a
+    `NotShown`: the course's cells run and print one calm line instead of a traceback in the
+    student's feedback. The judge's child has no shell: there an answer reaching for the
+    trusted side still raises, and the verdict says so."""
     short = package.rpartition(".")[2]
     if os.path.exists(KIT_ONLY):
         if name.startswith(("check_", "selfcheck_")):
             return _unavailable(name)
+        if not name.startswith("_") and _in_shell():
+            return NotShown(name)
         raise AttributeError(f"{package}.{name} is not available while grading")
     for module in _trusted_modules(short):
         if name in getattr(module, "__all__", ()):
@@ -79,3 +87,42 @@ def _unavailable(name: str):
         return selfcheck(name, 0, [], note="not run while grading: the grade comes from the judge")
     stub.__name__ = name
     return stub
+
+
+def _in_shell() -> bool:
+    """Whether this is an IPython shell (the grading kernel), not a plain process (the child)."""
+    ipython = sys.modules.get("IPython")
+    return ipython is not None and ipython.get_ipython() is not None
+
+
+class NotShown:
+    """A trusted-side name in the grading kernel: what a course cell printed in the student's
+    notebook is, while grading, one line saying so. Calling, indexing or slicing it gives it
+    back; printing it, or looping over it (which runs no iteration), shows the line once."""
+    def __init__(self, name: str):
+        self._name = name
+        self._said = False
+
+    def __str__(self) -> str:
+        return NOT_SHOWN.format(self._name)
+
+    __repr__ = __str__
+
+    def __call__(self, *args, **kwargs):
+        return self
+
+    def __getitem__(self, key):
+        return self
+
+    def __iter__(self):
+        if not self._said:
+            self._said = True
+            print(self)
+        return iter(())
+
+    def __len__(self) -> int:
+        return 0
+
+
+NOT_SHOWN = ("({}: shown when you run this notebook yourself, not while it is graded; "
+             "the grade comes from the judge)")

@@ -15,7 +15,8 @@ Each class does one job through one of nbgrader's documented extension points:
   takes hidden tests out of the feedback a student receives (upstream nbgrader shows them
   verbatim, #917).
 * `roster.RosterImport`: ``nbgrader db student import`` on an LMS roster (imported on use: it
-  pulls in nbgrader's apps).
+  pulls in nbgrader's apps); `lms`: what the roster held that the gradebook has no column for
+  (Canvas's SIS ids, sections and assignment columns), for the Canvas export.
 
 Nothing here imports JAX: nbgrader loads this package for every command, formgrader included.
 """

@@ -11,8 +11,11 @@
   later column is an assignment, matched by ``Title (canvas id)`` or by title, else created, so
   status cannot be a column there: it goes to a companion file (the long format). A first
   column containing ``Points Possible`` marks the row of maxima. A student is matched by ``ID``
-  (Canvas's user id: our ``lms_user_id``), then ``SIS User ID``, then ``SIS Login ID`` (our
-  email), then by name. An empty cell changes nothing in Canvas.
+  (Canvas's user id: our ``lms_user_id``), then ``SIS User ID``, then ``SIS Login ID``, then by
+  name. An empty cell changes nothing in Canvas. A class imported from a Canvas gradebook
+  (``make roster``) gets back its ``SIS User ID``, ``SIS Login ID`` (the nbgrader id) and
+  ``Section``, and its assignment columns' titles (``Exercises 1 (5501)``), from
+  ``lms-roster.json`` (`lms`); a student added otherwise has their email as ``SIS Login ID``.
 * `MoodleExportPlugin` (``moodle``): Moodle's "Import grades from CSV file" (grade/import/csv;
   docs.moodle.org/en/Grade_import): the instructor maps one column to the user (``Email
   address`` -> useremail or ``ID number`` -> useridnumber) and each other column to a grade item
@@ -32,7 +35,7 @@ from nbgrader.coursedir import CourseDirectory
 from nbgrader.plugins import ExportPlugin
 from traitlets import Dict, List, Unicode
 
-from . import safe
+from . import lms, safe
 from .outcome import Row, rows
 from .status import BLANK, GRADED, LATE, OVERRIDDEN, GradingStatus
 
@@ -151,19 +154,25 @@ class CanvasExportPlugin(LmsExport):
                  "course folder.").tag(config=True)
 
     def write(self, out, assignments, by_student) -> None:
-        out.writerow(CANVAS_STUDENT_COLUMNS + [self.title(a) for a in assignments])
+        roster = lms.load(self._coursedir().root)
+        self._sis = roster["students"]
+        titles = {**lms.titles(assignments, roster["columns"]), **self.columns}
+        out.writerow(CANVAS_STUDENT_COLUMNS + [titles.get(a, a) for a in assignments])
         maxima = {r.assignment: r.max_score for v in by_student.values() for r in v.values()}
         out.writerow(["Points Possible", "", "", "", ""] + [_num(maxima[a]) for a in assignments])
         for sid in sorted(by_student):
             some = next(iter(by_student[sid].values()))
             name = ", ".join(p for p in (some.last_name, some.first_name) if p) or sid
-            out.writerow([name, some.lms_user_id, "", some.email, ""]
+            sis = self._sis.get(sid, {})
+            out.writerow([name, some.lms_user_id, sis.get("SIS User ID", ""),
+                          sis.get("SIS Login ID") or some.email, sis.get("Section", "")]
                          + [self.cell(by_student[sid].get(a)) for a in assignments])
 
-    @staticmethod
-    def key(row: Row) -> str:
+    def key(self, row: Row) -> str:
+        sis = getattr(self, "_sis", {}).get(row.student_id, {})
         return "ID (lms_user_id)" if row.lms_user_id else \
-            "SIS Login ID (email)" if row.email else "name"
+            "SIS User ID" if sis.get("SIS User ID") else \
+            "SIS Login ID" if sis.get("SIS Login ID") or row.email else "name"
 
 
 class MoodleExportPlugin(LmsExport):

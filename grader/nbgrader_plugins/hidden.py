@@ -13,6 +13,13 @@ Only grade cells are read for hidden-test regions: their source is the instructo
 from the gradebook. A student's own cell that merely mentions the delimiters (``# BEGIN HIDDEN
 TESTS`` with no end) is the student's text, left as written: nbgrader's ClearHiddenTests raised
 on it and stopped that student's feedback, and ``make feedback`` for everyone.
+
+`OverwriteCellsAsReleased` is nbgrader's ``OverwriteCells`` without its false alarm: the release
+takes the hidden tests out of each grade cell, the gradebook keeps them, and OverwriteCells puts
+them back by restoring the source of every locked cell whose checksum differs from the
+gradebook's, logging "Attribute 'checksum' for cell spy has changed!" for every such cell of every
+honest submission (a hundred lines a class). A cell that is the gradebook's minus its hidden tests,
+as released, is restored without the warning; any other change is reported as before.
 """
 from __future__ import annotations
 
@@ -23,7 +30,8 @@ import stat
 
 import nbformat
 from nbgrader import utils
-from nbgrader.preprocessors import ClearHiddenTests, NbGraderPreprocessor
+from nbgrader.api import MissingEntry
+from nbgrader.preprocessors import ClearHiddenTests, NbGraderPreprocessor, OverwriteCells
 
 from .submission import AUTOGRADED_EXTRA, size_limit
 
@@ -86,3 +94,41 @@ class RestoreHiddenTests(NbGraderPreprocessor):
             with open(path, "wb") as fh:
                 fh.write(original)
         return nb, resources
+
+
+class OverwriteCellsAsReleased(OverwriteCells):
+    """``OverwriteCells`` (configured as such: ``c.OverwriteCells...`` applies), quiet about a
+    locked cell that differs from the gradebook's source only by the hidden tests the release
+    took out."""
+
+    _as_released = False
+
+    def preprocess_cell(self, cell, resources, cell_index):
+        self._as_released = self._released_copy(cell)
+        try:
+            return super().preprocess_cell(cell, resources, cell_index)
+        finally:
+            self._as_released = False
+
+    def _released_copy(self, cell) -> bool:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if grade_id is None or not utils.is_grade(cell):
+            return False
+        try:
+            source = self.gradebook.find_source_cell(grade_id, self.notebook_id,
+                                                     self.assignment_id)
+        except MissingEntry:
+            return False
+        released = copy.deepcopy(cell)
+        released.source = source.source
+        try:
+            stripped = ClearHiddenTests(parent=self)._remove_hidden_test_region(released)
+        except RuntimeError:            # unbalanced delimiters: not what a release holds
+            return False
+        return stripped and released.source == cell.source
+
+    def report_change(self, name, attr, old, new) -> None:
+        if attr == "checksum" and self._as_released:
+            self.log.debug("Cell %s as released (its hidden tests restored)", name)
+            return
+        super().report_change(name, attr, old, new)

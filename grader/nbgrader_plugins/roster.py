@@ -9,7 +9,9 @@ hands out names them otherwise; `ROSTER_FORMATS` maps the ones recognised:
   ``SIS Login ID`` is the student's id (their JupyterHub user name), and their email when it
   holds an ``@``; ``ID`` (Canvas's user id) is ``lms_user_id``, so `CanvasExportPlugin` can key
   the grades by it; ``Student`` ("Last, First") gives the names. The ``Points Possible`` row and
-  rows without a login (Canvas's "Test Student") are skipped, and said so;
+  rows without a login (Canvas's "Test Student") are skipped, and said so. What nbgrader has no
+  column for (``SIS User ID``, ``SIS Login ID``, ``Section``, and the gradebook's assignment
+  columns such as ``Exercises 1 (5501)``) is kept in ``lms-roster.json`` (`lms`) for the export;
 * a Moodle participants or grades download (``First name, Last name`` or ``Surname, Email
   address``, optional ``ID number``, ``Username``): ``Username`` is the id, ``ID number`` is
   ``lms_user_id``.
@@ -26,7 +28,7 @@ import tempfile
 from nbgrader.apps.dbapp import DbStudentImportApp
 from traitlets import Unicode, default
 
-from . import safe
+from . import lms, safe
 
 NBGRADER_COLUMNS = ("id", "first_name", "last_name", "email", "lms_user_id")
 
@@ -69,6 +71,13 @@ def _pick(row: dict, column, field: str = "") -> str:
 
 def convert(path: str, id_column: str = "") -> tuple[str, list[dict], list[str]]:
     """(format, rows in nbgrader's columns, what was skipped and why) of the roster at path."""
+    fmt, out, skipped, _, _ = read(path, id_column)
+    return fmt, out, skipped
+
+
+def read(path: str, id_column: str = ""):
+    """`convert`'s three, and what nbgrader has no column for (`lms`): ``{id: {SIS User ID,
+    SIS Login ID, Section}}`` and the Canvas gradebook's assignment columns."""
     with open(path, newline="", encoding="utf-8-sig") as fh:    # -sig: Excel's byte-order mark
         reader = csv.DictReader(fh)
         header = [h.strip() for h in reader.fieldnames or []]
@@ -83,7 +92,8 @@ def convert(path: str, id_column: str = "") -> tuple[str, list[dict], list[str]]
             raise RosterError(f"{path} looks like a {fmt} but has no {mapping['id']!r} column "
                               "for the students' ids; name the column that holds them "
                               "(make roster ID_COLUMN=...)")
-        out, skipped, seen = [], [], set()
+        out, skipped, seen, extra = [], [], set(), {}
+        canvas = fmt == "Canvas gradebook export"
         for line, row in enumerate(reader, start=2):
             if "Points Possible" in (row.get("Student") or ""):
                 skipped.append(f"line {line}: Canvas's Points Possible row")
@@ -104,7 +114,9 @@ def convert(path: str, id_column: str = "") -> tuple[str, list[dict], list[str]]
                 last, _, first = _pick(row, mapping["name"]).partition(",")
                 student["last_name"], student["first_name"] = last.strip(), first.strip()
             out.append(student)
-    return fmt, out, skipped
+            if canvas:
+                extra[sid] = {f: (row.get(f) or "").strip() for f in lms.STUDENT_FIELDS}
+    return fmt, out, skipped, extra, lms.canvas_columns(header) if canvas else []
 
 
 class RosterImport(DbStudentImportApp):
@@ -133,7 +145,7 @@ class RosterImport(DbStudentImportApp):
         if not os.path.isfile(source):
             self.fail("No such roster file: %s", source)
         try:
-            fmt, students, skipped = convert(source, self.id_column)
+            fmt, students, skipped, extra, columns = read(source, self.id_column)
         except RosterError as err:
             self.fail(safe.text(err, 2000))
         fd, mapped = tempfile.mkstemp(suffix=".csv", prefix="inside-vmap-roster-")
@@ -146,9 +158,17 @@ class RosterImport(DbStudentImportApp):
             super().start()                 # nbgrader's own import
         finally:
             os.unlink(mapped)
+        held = {f: sum(bool(s.get(f)) for s in students) for f in NBGRADER_COLUMNS}
         print(f"inside-vmap: imported {len(students)} students from {source} (a {fmt}: "
               + ", ".join(f"{c if isinstance(c, str) else ' or '.join(c)} -> {f}"
+                          + ("" if held.get(f.partition(",")[0], 1) else " (none held one)")
                           for f, c in self._mapping(fmt).items()) + ")", flush=True)
+        if extra:
+            kept = lms.save(self.coursedir.root, extra, columns)
+            print(f"inside-vmap: kept {', '.join(lms.STUDENT_FIELDS)} of each student"
+                  + (f" and the gradebook's columns {', '.join(map(safe.text, columns))}"
+                     if columns else "") + f" in {kept}, for make export FORMAT=canvas",
+                  flush=True)
         for why in skipped:                 # a roster's ids are shown as written, never acting
             print(f"  skipped {safe.text(why)}", flush=True)
 

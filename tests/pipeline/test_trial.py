@@ -1,0 +1,94 @@
+"""A trial term on a shared machine: its own exchange one setting away (EXCHANGE=DIR, read by
+course/nbgrader_config.py as INSIDE_VMAP_EXCHANGE), a test submission by hand (make try-submit),
+and what nbgrader does with a grade cell the student deleted (put back, graded like any other)."""
+import os
+import shutil
+import subprocess
+
+import nbformat
+import pytest
+from nbgrader.api import Gradebook
+from traitlets.config.loader import PyFileConfigLoader
+
+from grader.instructor import classroom as C
+
+pytestmark = pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")
+DEFAULT = "/usr/local/share/nbgrader/exchange"
+FIRST = "01-the-rule-per-primitive"
+
+
+def exchange_root(monkeypatch, value):
+    if value is None:
+        monkeypatch.delenv("INSIDE_VMAP_EXCHANGE", raising=False)
+    else:
+        monkeypatch.setenv("INSIDE_VMAP_EXCHANGE", value)
+    cfg = PyFileConfigLoader("nbgrader_config.py", path=os.path.join(C.ROOT, "course")).load_config()
+    return cfg.Exchange.root
+
+
+def test_the_exchange_is_one_setting_away(monkeypatch, tmp_path):
+    assert exchange_root(monkeypatch, None) == DEFAULT
+    assert exchange_root(monkeypatch, "") == DEFAULT
+    assert exchange_root(monkeypatch, str(tmp_path)) == str(tmp_path)
+
+
+def make(course, sim, exchange, *args):
+    cmd = ["make", "--no-print-directory", "-C", C.ROOT, "-o", ".venv/.installed", "-o",
+           ".venv/.installed-all", *args, f"COURSE={course}", f"SIM={sim}",
+           f"EXCHANGE={exchange}", f"ASSIGNMENT={FIRST}",
+           "NBGRADER_ARGS=--ExchangeCollect.check_owner=False"]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MAKE")
+           and k != "INSIDE_VMAP_EXCHANGE"}
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return proc.stdout + proc.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("make") is None, reason="no make")
+def test_a_trial_term_by_hand_on_its_own_exchange(tmp_path):
+    work = tmp_path / "trial"
+    course, sim, exchange = work / "course", work / "sim", work / "exchange"
+    course.mkdir(parents=True)
+    shutil.copy(os.path.join(C.ROOT, "course", "nbgrader_config.py"), course)   # as tracked
+    shutil.copytree(os.path.join(C.ROOT, "exercises"), work / "exercises")
+    out = make(course, sim, exchange, "assign")
+    assert f"exchange {exchange}" in out and DEFAULT not in out
+    assert os.listdir(exchange / C.COURSE_ID / "outbound") == [FIRST]
+    out = make(course, sim, exchange, "try-submit", "STUDENT=zoe")
+    assert f"zoe handed in {FIRST}" in out and str(exchange) in out
+    # an honest student who deleted the first grade cell, handed in by hand (NOTEBOOK=...)
+    solved = nbformat.read(sim / "homes" / "zoe" / FIRST / f"{FIRST}.ipynb", as_version=4)
+    gid = next(c.metadata.nbgrader["grade_id"] for c in solved.cells
+               if c.metadata.get("nbgrader", {}).get("grade"))
+    solved.cells = [c for c in solved.cells if c.metadata.get("nbgrader", {}).get("grade_id")
+                    != gid]
+    nbformat.write(solved, tmp_path / "no-grade-cell.ipynb")
+    make(course, sim, exchange, "try-submit", "STUDENT=yan",
+         f"NOTEBOOK={tmp_path / 'no-grade-cell.ipynb'}")
+    # and one who rewrote a locked grade cell: nbgrader's warning stays for that
+    edited = nbformat.read(sim / "homes" / "zoe" / FIRST / f"{FIRST}.ipynb", as_version=4)
+    cell = next(c for c in edited.cells if c.metadata.get("nbgrader", {}).get("grade_id") == gid)
+    cell.source = "print('all good')"
+    nbformat.write(edited, tmp_path / "edited-grade-cell.ipynb")
+    make(course, sim, exchange, "try-submit", "STUDENT=xia",
+         f"NOTEBOOK={tmp_path / 'edited-grade-cell.ipynb'}")
+    out = make(course, sim, exchange, "collect", "autograde")
+    # what the sandbox is made of is the log's, not the terminal's
+    assert not any(w in out for w in ("zygote", "cgroup", "namespaces")), out
+    log = (course / "autograde.log").read_text()
+    assert "kernels and judge children limited by" in log
+    # the hidden tests nbgrader puts back into honest copies of grade cells warn no more
+    changed = [line for line in log.splitlines() if "Attribute 'checksum'" in line]
+    assert len(changed) == 1 and f"for cell {gid} has changed" in changed[0], changed
+    with Gradebook("sqlite:///" + str(course / "gradebook.db"), C.COURSE_ID) as gb:
+        top = gb.find_assignment(FIRST).max_score
+        zoe = gb.find_submission(FIRST, "zoe")
+        yan = gb.find_submission(FIRST, "yan")
+        assert zoe.score == top > 0
+        # course/nbgrader_config.py: put back (OverwriteCells.add_missing_cells), judged from
+        # the answer cells: the deleted check keeps its points
+        grade = {g.name: g for g in yan.notebooks[0].grades}[gid]
+        assert (grade.auto_score, grade.needs_manual_grade) == (grade.max_score, False)
+        assert yan.score == top
+        assert gb.find_submission(FIRST, "xia").score == top   # the grade cell as released
