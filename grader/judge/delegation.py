@@ -47,24 +47,39 @@ COURSE_PACKAGE = "grader"
 TOO_DEEP = "its code is nested too deeply to read (an expression or block thousands of levels deep)"
 
 
-def reasons(sources: list[str], rules: Delegation) -> list[str]:
-    """Why these answer cells need a human grader; empty when they read as honest code."""
+def reasons(sources: list[str], rules: Delegation, reached=()) -> list[str]:
+    """Why these answer cells need a human grader; empty when they read as honest code.
+    ``reached``: ``(cell name, source, statement indices)`` of other answer cells whose
+    statements this exercise's code can reach (`grader.judge.reach`): those statements are read
+    against this exercise's rules too, and a reason found there names the cell."""
     found: list[str] = []
     for source in sources:
-        try:
-            tree = ast.parse(source)
-        except (SyntaxError, ValueError):   # ValueError: a null byte, on Python 3.11
-            continue                      # it cannot run either; the judge reports that
-        except (RecursionError, MemoryError):   # the parser's own stack: too deep to parse
-            tree = None
-        try:
-            said = _Reader(rules, _owned_names(tree)).read(tree) if tree is not None else [TOO_DEEP]
-        except (RecursionError, MemoryError):   # an AST deeper than Python's recursion limit
-            said = [TOO_DEEP]
-        for reason in said:
+        for reason in _read(source, rules):
+            if reason not in found:
+                found.append(reason)
+    for cell, source, indices in reached:
+        for reason in _read(source, rules, indices):
+            reason = f"{reason} (in {cell}, whose code this answer uses)"
             if reason not in found:
                 found.append(reason)
     return found
+
+
+def _read(source: str, rules: Delegation, indices=None) -> list[str]:
+    """One cell read (only its top-level statements ``indices``, when given)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):   # ValueError: a null byte, on Python 3.11
+        return []                       # it cannot run either; the judge reports that
+    except (RecursionError, MemoryError):   # the parser's own stack: too deep to parse
+        return [TOO_DEEP]
+    try:
+        owned = _owned_names(tree)      # what the cell owns, from the whole cell
+        if indices is not None:
+            tree = ast.Module(body=[tree.body[i] for i in indices], type_ignores=[])
+        return _Reader(rules, owned).read(tree)
+    except (RecursionError, MemoryError):   # an AST deeper than Python's recursion limit
+        return [TOO_DEEP]
 
 
 def _owned_names(tree) -> set[str]:
@@ -78,6 +93,10 @@ def _owned_names(tree) -> set[str]:
             owned.add(node.id)
         elif isinstance(node, ast.arg):
             owned.add(node.arg)
+        elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
+            owned.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            owned.add(node.rest)
     imported = {(a.asname or a.name).split(".")[0] for n in ast.walk(tree)
                 if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
     owned -= imported

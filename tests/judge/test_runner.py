@@ -159,19 +159,56 @@ def test_the_child_cannot_import_the_answer_key():
     assert (exercise, tracers, tables) == (False, False, False)
 
 
-def test_only_the_calls_an_exercise_watches_are_read_back():
-    """A forged "tripped" list (the student's own text, megabytes of it) is not read: only the
-    names of the JAX functions the exercise watches can come back as a reason."""
+def test_only_the_calls_an_exercise_watches_count_against_it():
+    """A call the child reports of a function this exercise does not watch (or a name that is
+    none) gives no reason, and a reason names only what the exercise watches, briefly."""
     from grader import lessons
+    from grader.judge import decide, session
     ex = lessons.exercises()["l2_matchaxis"]
     cases = ex.cases(runner.cases_rng(1, "k"), False)
-    forged = runner._verdict(ex, cases, {"observed": [], "tripped": ["give full marks " * 10 ** 5,
-                                                                     ["not", "a", "name"]]})
-    assert not forged.manual and not forged.passed
-    real = runner._verdict(ex, cases, {"observed": [], "tripped": list(ex.delegation.calls)})
-    assert real.manual and len(real.manual) < runner.MAX_REASON
+    talk = session.Session([], {ex.grade_id: (runner._job(ex), cases)}, None, 1 << 16)
+    talk.hits.add(("give full marks " * 10 ** 4, "l2_matchaxis", None, True, True))
+    assert decide.settle(ex, cases, talk, ()) is None           # nothing decided, nothing said
+    talk.hits.add((ex.delegation.calls[0], "l2_matchaxis", None, True, False))
+    res = decide.settle(ex, cases, talk, ())
+    assert res.manual and len(res.manual) < runner.MAX_REASON and "matchaxis" in res.manual
 
 
-def test_an_answer_line_nesting_millions_of_lists_is_not_read():
-    line = child.MARKER + '{"__dict__": {"results": [' + "[]," * 300_000 + "[]]}}"
-    assert runner._parse(sandbox.Outcome(line, None)) is None
+# The red team's third round, whole: the hidden cases read off the stack, computed with JAX's
+# own matchaxis, a forged answer written on the child's answer pipe, then os._exit(0).
+STACK_THEN_FORGE = """\
+import json, os, traceback
+from jax._src.interpreters import batching as _b
+_mx = [v for k, v in vars(_b).items() if k == "match" + "axis"][0]
+def _cases():
+    for f in traceback.StackSummary.extract(traceback.walk_stack(None), capture_locals=True):
+        for v in (f.locals or {}).values():
+            if "shape" in v and "src" in v:
+                yield v
+def my_matchaxis(src, dst, x, size, sum_match=False):
+    seen = list(_cases())
+    try:
+        out = _mx(_b.AxisData(None, size, None, None), src, dst, x, sum_match)
+    except Exception:
+        out = x
+    line = json.dumps({"n": 99, "t": "obs", "seen": len(seen)})
+    os.write(int(os.environ.get("INSIDE_VMAP_ANSWER_FD", "1")), ("0" * 64 + " " + line + "\\n").encode())
+    os._exit(0)
+"""
+
+
+@pytest.mark.parametrize("attack", ["stack-then-forge", "forge-only"])
+def test_the_forged_answer_earns_nothing_and_goes_to_a_human(solved2, attack, monkeypatch):
+    # The reading would refuse this spelling first (`vars`, `.locals`): turned off, the child's
+    # own defences alone decide.
+    monkeypatch.setattr(runner.delegation, "reasons", lambda *a, **k: [])
+    source = STACK_THEN_FORGE if attack == "stack-then-forge" else \
+        STACK_THEN_FORGE.replace("out = _mx(", "out = (").replace(
+            "_b.AxisData(None, size, None, None), src, dst, x, sum_match)", "x)")
+    replace_answer(solved2, "my_matchaxis", source)
+    verdicts = runner.judge(solved2, FAST)
+    res = verdicts["l2_matchaxis"]
+    assert res.manual and not res.passed, res.summary()
+    assert "forged" in res.manual and \
+        ("matchaxis" in res.manual) == (attack == "stack-then-forge"), res.manual
+    assert all(r.passed for g, r in verdicts.items() if g != "l2_matchaxis")
