@@ -181,37 +181,72 @@ def judge(nb, limits=sandbox.Limits(), use_bwrap=None, rng=None,
         [(n, sources[n], idx) for n, idx in the_plan.reached[gid].items()]) for gid in graded}
     if use_bwrap is None:
         use_bwrap = sandbox.available()
-    budget = budget or sandbox.Budget()
-
-    def attempt(gids):
-        cells = the_plan.cells_for([n for g in gids for n in the_plan.owned[g]])
-        talk = session.Session(cells, {g: (_job(known[g]), cases[g]) for g in gids},
-                               lambda g, seen: known[g].verdict(cases[g], seen),
-                               limits.case_kb * 2 ** 10)
-        out = sandbox.run("grader.judge.child", "", limits, use_bwrap, cache, budget, forked,
-                          talk)
-        return out, talk, {g: decide.settle(known[g], cases[g], talk, the_plan.owned[g])
-                           for g in gids}
-
+    runs = _Runs(the_plan, cases, limits, (use_bwrap, cache, budget or sandbox.Budget(), forked))
     # What the reading sent to a human is not run: nothing the child did could change that.
     verdicts = {g: decide.manual(known[g], cases[g], "; ".join(flags[g]))
                 for g in graded if flags[g]}
     observed = [g for g in graded if not flags[g]]
-    if not observed:
-        return verdicts
-    out, talk, settled = attempt(observed)
-    verdicts.update({g: r for g, r in settled.items() if r is not None})
-    # A run that timed out while one case, or one cell, had most of its time: that answer's
-    # own doing, and it would take as long alone (an endless loop costs one child's time).
-    hung = talk.stuck(limits.wall_s / 2) if (out.failure or "").startswith("timed out") else None
-    for gid in [g for g in observed if settled[g] is None]:
-        if hung in (("case", gid),) or (hung and hung[0] == "cell" and
-                                       hung[1] in the_plan.owned[gid]):
-            verdicts[gid] = decide.failed(known[gid].name, out.failure)
-            continue
-        # The run ended before this exercise did: judged again alone, so that an answer that
-        # brought the child down costs only its own exercise.
-        one, _, alone = attempt([gid])
-        verdicts[gid] = alone[gid] or decide.failed(
-            known[gid].name, one.failure or "the judge's child ended before answering")
+    if observed:
+        verdicts.update(runs.judge(observed))
     return {g: verdicts[g] for g in graded}
+
+
+class _Runs:
+    """The judge's children for one notebook: one run for the exercises, and when it ends before
+    deciding them all, runs again for those it did not decide."""
+
+    def __init__(self, the_plan: Plan, cases, limits: sandbox.Limits, how: tuple):
+        self.plan, self.cases, self.limits, self.how = the_plan, cases, limits, how
+        self.known = lessons.exercises()
+
+    def attempt(self, gids):
+        """One child for ``gids``: its outcome, the session, and what it decided of each."""
+        known, cases = self.known, self.cases
+        cells = self.plan.cells_for([n for g in gids for n in self.plan.owned[g]])
+        talk = session.Session(cells, {g: (_job(known[g]), cases[g]) for g in gids},
+                               lambda g, seen: known[g].verdict(cases[g], seen),
+                               self.limits.case_kb * 2 ** 10)
+        use_bwrap, cache, budget, forked = self.how
+        out = sandbox.run("grader.judge.child", "", self.limits, use_bwrap, cache, budget,
+                          forked, talk)
+        return out, talk, {g: decide.settle(known[g], cases[g], talk, self.plan.owned[g])
+                           for g in gids}
+
+    def judge(self, gids) -> dict[str, Result]:
+        out, talk, settled = self.attempt(gids)
+        done = {g: r for g, r in settled.items() if r is not None}
+        left = [g for g in gids if g not in done]
+        if not left:
+            return done
+        blamed, known = self._blamed(talk, left)
+        # It timed out while one case, or one cell, had most of its time: that answer's own
+        # doing, and it would take as long again alone (an endless loop costs one child's time).
+        hung = known and (out.failure or "").startswith("timed out") and \
+            talk.stuck(self.limits.wall_s / 2) is not None
+        for gid in blamed:
+            done[gid] = decide.failed(self.known[gid].name, out.failure) if hung else \
+                self._alone(gid)
+        rest = [g for g in left if g not in blamed]
+        if rest:                  # what had not run yet, or ran and was cut short: together
+            done.update(self.judge(rest))
+        return done
+
+    def _blamed(self, talk, left) -> tuple[list[str], bool]:
+        """The exercises that were running when the run ended (the trusted side's account):
+        the one being observed, or those running the cell that was, and True; else all, and
+        False (nothing to go by)."""
+        running = talk.running
+        if running and running[0] == "case" and running[1] in left:
+            return [running[1]], True
+        if running and running[0] == "cell":
+            owners = [g for g in left if running[1] in self.plan.owned[g]]
+            if owners:
+                return owners, True
+        return list(left), False
+
+    def _alone(self, gid) -> Result:
+        """Judged again alone, so that an answer that brought the child down costs only its
+        own exercise."""
+        one, _, settled = self.attempt([gid])
+        return settled[gid] or decide.failed(
+            self.known[gid].name, one.failure or "the judge's child ended before answering")

@@ -212,3 +212,45 @@ def test_the_forged_answer_earns_nothing_and_goes_to_a_human(solved2, attack, mo
     assert "forged" in res.manual and \
         ("matchaxis" in res.manual) == (attack == "stack-then-forge"), res.manual
     assert all(r.passed for g, r in verdicts.items() if g != "l2_matchaxis")
+
+
+def _peak_mib() -> float:
+    with open("/proc/self/status") as fh:
+        return next(int(ln.split()[1]) for ln in fh if ln.startswith("VmHWM")) / 1024
+
+
+@pytest.mark.parametrize("answer", [
+    "    return jnp.zeros((4096, 4096), jnp.float32)\n",                        # 64 MiB of bytes
+    "    return jnp.arange(2 ** 21, dtype=jnp.float32).reshape(2 ** 10, 2 ** 11)\n",
+])
+def test_an_answer_the_size_of_the_answer_cap_costs_the_trusted_process_nothing(solved2, answer):
+    replace_answer(solved2, "my_matchaxis", "import jax.numpy as jnp\n"
+                   "def my_matchaxis(src, dst, x, size, sum_match=False):\n" + answer)
+    with open("/proc/self/clear_refs", "w") as fh:
+        fh.write("5")
+    before = _peak_mib()
+    verdicts = runner.judge(solved2, FAST)
+    res = verdicts["l2_matchaxis"]
+    assert not res.passed and "KiB for one case of l2_matchaxis" in res.findings[0].got
+    assert _peak_mib() - before < 100
+    assert all(r.passed for g, r in verdicts.items() if g != "l2_matchaxis")
+
+
+@pytest.mark.parametrize("where", ["the cell", "the answer"])
+def test_an_endless_loop_costs_one_child_s_time_and_the_rest_are_judged_together(solved, where):
+    loop = "while True:\n    pass\n"
+    source = loop + "def spy(f, in_axes, *args):\n    pass\n" if where == "the cell" else \
+        "def spy(f, in_axes, *args):\n" + "".join("    " + ln + "\n" for ln in loop.splitlines())
+    replace_answer(solved, "spy", source)
+    runs = []
+    real = runner._Runs.attempt
+    monkey = pytest.MonkeyPatch()
+    monkey.setattr(runner._Runs, "attempt", lambda self, gids: runs.append(list(gids)) or
+                   real(self, gids))
+    try:
+        verdicts = runner.judge(solved, sandbox.Limits(wall_s=10, cpu_s=60, memory_mb=4096))
+    finally:
+        monkey.undo()
+    assert "timed out after 10 s" in verdicts["spy"].findings[0].got
+    assert all(r.passed for g, r in verdicts.items() if g != "spy")
+    assert len(runs) == 2 and "spy" in runs[0] and "spy" not in runs[1], runs
