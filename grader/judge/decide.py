@@ -20,7 +20,9 @@ def settle(exercise, cases, talk: session.Session, owned) -> Result | None:
     """The verdict on ``exercise`` from ``talk``, or None when the run did not decide it."""
     gid, rules = exercise.grade_id, exercise.delegation
     seen = talk.calls(gid, set(rules.calls), rules.strict, set(owned))
-    why = [session.FORGED if talk.forged_at == gid else "", tamper.reason(talk.changes(gid)),
+    # A forged line while it was observed, or while the cells of a run of it alone ran, is its.
+    forged = talk.forged_at == gid or (talk.forged_at == session.CELLS and list(talk.jobs) == [gid])
+    why = [session.FORGED if forged else "", tamper.reason(talk.changes(gid)),
            f"it calls {', '.join(s.replace(':', '.') for s in seen)} itself, the "
            f"implementation this exercise asks you to write" if seen else ""]
     if any(why):

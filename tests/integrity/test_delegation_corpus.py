@@ -334,3 +334,58 @@ def test_reading_a_module_with_vars_is_no_delegation_where_the_exercise_reads_mo
                     "    return None\n")
     verdicts = runner.judge(nb, FAST)
     assert verdicts["which_table"].passed and verdicts["table_sizes"].passed
+
+
+# The third red team's class: all answer cells share one namespace, so JAX's rule makers named in
+# another exercise's cell (the spy's, the tables') and used by the rules, or the rules themselves
+# defined there by a tuple target, loop or walrus (their own cells emptied: None). (name: {the
+# function whose answer cell gets code appended: that code}, the exercises that must go to a
+# human)
+THROUGH = "from jax._src.traceback_util import api_boundary as _through\n"
+THIRD_ROUND = {
+    "aliases in the spy's cell, called through api_boundary": ({
+        "spy": "VB, RB = B.vectorized_batcher, B.reducer_batcher\n",
+        "softsign_rule": THROUGH + "def softsign_rule(prim, vals, dims, **params):\n"
+                         "    return _through(VB)(prim, None, vals, dims, **params)\n",
+        "sumsq_rule": THROUGH + "def sumsq_rule(prim, vals, dims, *, axes):\n"
+                      "    return _through(RB)(prim, None, vals, dims, axes=axes)\n",
+    }, {"softsign_rule", "sumsq_rule"}),
+    "the rules defined in the spy's cell by a tuple target": ({
+        "spy": JAX_RULE + "softsign_rule, sumsq_rule = (_jax_rule(_b.vectorized_batcher),\n"
+                          "                             _jax_rule(_b.reducer_batcher))\n",
+        "softsign_rule": None, "sumsq_rule": None,
+    }, {"softsign_rule", "sumsq_rule"}),
+    "a rule bound by a loop and a walrus in another cell": ({
+        "spy": JAX_RULE + "for softsign_rule in [_jax_rule(_b.vectorized_batcher)]:\n    pass\n"
+                          "if (sumsq_rule := _jax_rule(_b.reducer_batcher)):\n    pass\n",
+        "softsign_rule": None, "sumsq_rule": None,
+    }, {"softsign_rule", "sumsq_rule"}),
+    "a helper of the tables cell fetching by a computed name": ({
+        "which_table": "def _look(m, n):\n    return getattr(m, n)\n",
+        "softsign_rule": JAX_RULE + "softsign_rule = _jax_rule(_look(_b, 'vectorized' + "
+                                    "'_batcher'))\n",
+    }, {"softsign_rule"}),
+    "a table a helper in the spy's cell fills": ({
+        "spy": "H = {}\ndef _fill(d):\n    d['rb'] = B.reducer_batcher\n_fill(H)\n",
+        "sumsq_rule": "def sumsq_rule(prim, vals, dims, *, axes):\n"
+                      "    return H['rb'](prim, None, vals, dims, axes=axes)\n",
+    }, {"sumsq_rule"}),
+}
+
+
+@pytest.mark.parametrize("variant", sorted(THIRD_ROUND))
+def test_a_delegation_through_another_exercise_s_cell_goes_to_a_human_and_costs_nothing_else(
+        variant):
+    appended, culprits = THIRD_ROUND[variant]
+    nb = nbformat.read(NOTEBOOKS["l1"], as_version=4)
+    cells = {d: next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution")
+                     and c.cell_type == "code" and f"def {d}" in c.source) for d in appended}
+    for defines, source in appended.items():
+        if source is None:
+            cells[defines].source = "# moved above\n"
+        else:
+            cells[defines].source += "\n" + source
+    verdicts = runner.judge(nb, FAST)
+    assert {g for g, r in verdicts.items() if r.manual} == culprits, \
+        {g: r.summary() for g, r in verdicts.items()}
+    assert all(verdicts[g].passed for g in verdicts if g not in culprits)
