@@ -13,6 +13,9 @@ keeps that process small whatever the kernel sends:
   starts with an allow-listed environment (``kernel.py``);
 * what it adds to the submission's folder, or to its own socket folder, is counted while it
   runs and after (``quota.py``): past ``disk_mb`` it is stopped and what it added is removed.
+* it draws on the submission's one budget of time, shared with the judge's children
+  (``sandbox.submission_budget``): spent, it is stopped, the reason naming the exercise whose
+  cell was running ("timed out in spy: ..."). ``watchdog.py`` reads all of it every tick.
 
 A limit hit fails the submission with `KernelLimitExceeded`, whose message nbgrader logs and
 ``grader.instructor.autograde`` records as the reason; the rest of the batch is graded.

@@ -66,13 +66,17 @@ def _meta(cell) -> dict:
 
 @dataclass(frozen=True)
 class Plan:
-    """The code cells the child runs, in notebook order, and which answers each exercise owns
-    (read in full: the cells before its grade cell, and those binding a name it needs), reaches
-    (the statements of other answer cells its code can use, `reach`) and runs (both)."""
+    """The code cells the child runs, in notebook order; which answer cells each exercise owns
+    (it runs them, and they are read in full: the cells before its grade cell, and those binding
+    a name it needs), and what it reaches of the other answer cells (`reach`: those statements
+    are read against its rules too, and JAX's calls while their cells run count as its)."""
     cells: tuple[dict, ...]                  # {"name", "kind": "setup"|"answer", "source"}
-    owned: dict[str, tuple[str, ...]]        # grade id -> names of the answer cells it runs
-    own: dict[str, tuple[str, ...]] = field(default_factory=dict)     # read in full
+    owned: dict[str, tuple[str, ...]]        # grade id -> names of its answer cells
     reached: dict[str, dict[str, list[int]]] = field(default_factory=dict)   # cell -> statements
+
+    def watched(self, gid) -> set[str]:
+        """The answer cells whose run counts as this exercise's (for the strict watch)."""
+        return set(self.owned[gid]) | set(self.reached.get(gid, {}))
 
     def cells_for(self, names) -> list[dict]:
         wanted = set(names)
@@ -82,14 +86,11 @@ class Plan:
 def plan(nb, template: Template, graded) -> Plan:
     """Set-up cells as released (prepended when the student deleted them), the student's answer
     cells where they stand; an answer belongs to the next grade cell after it, and also to any
-    exercise whose needed names it binds (in any form); an exercise also runs the other answer
-    cells its code reaches."""
+    exercise whose needed names it binds (in any form). A cell an exercise only reaches is read
+    against it but not run for it alone: a helper its answer needs belongs in its own cells."""
     cells, before = _cells(nb, template, graded)
     own, reached = _read_across(cells, before, graded)
-    runs = {gid: tuple(c["name"] for c in cells if c["kind"] == "answer"
-                       and (c["name"] in own[gid] or c["name"] in reached[gid]))
-            for gid in graded}
-    return Plan(tuple(cells), runs, own, reached)
+    return Plan(tuple(cells), own, reached)
 
 
 def _cells(nb, template: Template, graded) -> tuple[list[dict], dict]:
@@ -177,7 +178,7 @@ def judge(nb, limits=sandbox.Limits(), use_bwrap=None, rng=None,
     the_plan = plan(nb, template, graded)
     sources = {c["name"]: c["source"] for c in the_plan.cells if c["kind"] == "answer"}
     flags = {gid: delegation.reasons(
-        [sources[n] for n in the_plan.own[gid]], known[gid].delegation,
+        [sources[n] for n in the_plan.owned[gid]], known[gid].delegation,
         [(n, sources[n], idx) for n, idx in the_plan.reached[gid].items()]) for gid in graded}
     if use_bwrap is None:
         use_bwrap = sandbox.available()
@@ -209,7 +210,7 @@ class _Runs:
         use_bwrap, cache, budget, forked = self.how
         out = sandbox.run("grader.judge.child", "", self.limits, use_bwrap, cache, budget,
                           forked, talk)
-        return out, talk, {g: decide.settle(known[g], cases[g], talk, self.plan.owned[g])
+        return out, talk, {g: decide.settle(known[g], cases[g], talk, self.plan.watched(g))
                            for g in gids}
 
     def judge(self, gids) -> dict[str, Result]:

@@ -23,11 +23,12 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
-import time
 import warnings
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from . import cgroup, confine, kit_tree, seccomp, watch
+from .budget import Budget, submission_budget  # noqa: F401  (the box's callers' one import)
+from .cgroup import confinement
 
 GRADER_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -51,56 +52,6 @@ class Limits:
     answer_mb: int = 64          # MiB of answer in all (every line on its answer pipe)
     tmpfs_mb: int = 64           # size of each of its tmpfs (/tmp, /dev/shm)
     case_kb: int = 64            # KiB of one line of answer: one case's observation
-
-
-class Budget:
-    """Wall-clock seconds one submission may take from its start: its grading kernel and all its
-    judge children (the first and every per-exercise retry), which run at the same time
-    (``ahead.py``). Spent, the kernel is stopped and no child is started. Cancelled (the
-    submission failed while its judge ran ahead), the child running is killed and no other
-    starts."""
-
-    DEFAULT_S = 300.0
-
-    def __init__(self, seconds: float = DEFAULT_S):
-        self.seconds, self.start = float(seconds), time.monotonic()
-        self.cancelled, self._stop = False, None
-
-    @property
-    def used(self) -> float:
-        return time.monotonic() - self.start
-
-    def left(self) -> float:
-        return 0.0 if self.cancelled else self.seconds - self.used
-
-    def cancel(self) -> None:
-        self.cancelled = True
-        stop = self._stop
-        if stop is not None:
-            stop()
-
-    def running(self, stop) -> None:
-        """``stop`` kills the child now running (``None``: none runs); called by `run_argv`."""
-        self._stop = stop
-        if stop is not None and self.cancelled:   # cancelled while it was being started
-            stop()
-
-    def cap(self, limits: Limits) -> Limits:
-        return replace(limits, wall_s=min(limits.wall_s, max(self.left(), 0.0)))
-
-    def spent(self, where: str = "") -> str:
-        return (f"timed out{' in ' + where if where else ''}: the submission's "
-                f"{self.seconds:.0f} s (its kernel and the judge together) ran out")
-
-
-def submission_budget(resources: dict, seconds: float) -> Budget:
-    """The one `Budget` of the notebook nbgrader is grading (``resources`` is nbgrader's, one
-    per notebook), made by whichever of ``JudgeAhead``, ``BoundedExecute`` and
-    ``JudgeExercises`` asks first, so that the kernel and the judge draw on the same time."""
-    held = resources.setdefault("inside_vmap", {})
-    if not isinstance(held.get("budget"), Budget):
-        held["budget"] = Budget(seconds)
-    return held["budget"]
 
 
 @dataclass(frozen=True)
@@ -216,32 +167,6 @@ def mechanism() -> str:
         return f"cgroup {cgroup.layout()} (memory, tasks and CPU per box, all its processes)"
     return ("rlimits per process (RLIMIT_AS, RLIMIT_CPU, RLIMIT_FSIZE, RLIMIT_NPROC) and a "
             "count of each box's process tree; no cgroup can be made here")
-
-
-def confinement(cpu_s: int, memory_mb: int, tasks: int, fsize_mb: int, group,
-                boxed: bool) -> dict:
-    """What ``confine.apply`` sets in a box before it starts: the group to join and the
-    rlimits. With a group, memory is its business (RLIMIT_AS would count address space JAX
-    reserves and never touches); without, RLIMIT_AS is the best bound there is."""
-    rlimits = {"cpu": cpu_s, "fsize": fsize_mb * 2 ** 20, "nproc": tasks}
-    if group is None:
-        rlimits["as"] = memory_mb * 2 ** 20
-        if not boxed and os.getuid() != 0:   # outside a user namespace it counts all our tasks
-            rlimits["nproc"] = tasks + _own_tasks()
-    return {"rlimits": rlimits, "cgroup": group.procs_files() if group else []}
-
-
-def _own_tasks() -> int:
-    uid, count = str(os.getuid()), 0
-    for name in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open(f"/proc/{name}/status") as fh:
-                status = dict(line.split(":", 1) for line in fh if ":" in line)
-        except OSError:
-            continue
-        if status.get("Uid", "").split()[:1] == [uid]:
-            count += int(status.get("Threads", "1"))
-    return count
 
 
 def _launched(cmd: list[str], spec: dict) -> list[str]:

@@ -213,7 +213,7 @@ def reading(nb) -> dict:
     graded = [g for g in template.graded if g in known]
     plan = runner.plan(nb, template, graded)
     sources = {c["name"]: c["source"] for c in plan.cells if c["kind"] == "answer"}
-    return {g: reasons([sources[n] for n in plan.own[g]], known[g].delegation,
+    return {g: reasons([sources[n] for n in plan.owned[g]], known[g].delegation,
                        [(n, sources[n], i) for n, i in plan.reached[g].items()]) for g in graded}
 
 
