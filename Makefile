@@ -32,7 +32,7 @@ define pytest-on
 $(if $(filter-out $(wildcard $(4)),$(4)),@echo "inside-vmap: $(filter-out $(wildcard $(4)),$(4)) missing; nothing to test there" >&2; exit 1,$(2) PATH="$(CURDIR)/$(1)/bin:$$PATH" $(1)/bin/python -m pytest $(3) $(4) || { rc=$$?; if [ $$rc -eq 5 ]; then echo "inside-vmap: no tests collected from $(4)" >&2; fi; exit $$rc; })
 endef
 
-.PHONY: help setup setup-old lab test test-gpu test-matrix test-latest lessons sync-check lock clean distclean
+.PHONY: help setup setup-all setup-old practice lab test test-gpu test-matrix test-latest lessons sync-check lock clean distclean
 
 help: ## list the targets and what each does (the default)
 	@echo "usage: make TARGET [PORT=8888] [PYTHON=python3.12]"
@@ -42,8 +42,14 @@ help: ## list the targets and what each does (the default)
 
 # ---- environments -------------------------------------------------------------------------------------------------
 # A stamp per venv: re-running with an unchanged lock costs nothing; tools/make-venv says in one line what went wrong.
-$(VENV)/.installed: requirements/lock.txt pyproject.toml
-	@tools/make-venv "$(PYTHON)" $(VENV) requirements/lock.txt
+# .venv holds the student's set first (requirements/lock-student.txt: what `make lab` needs); the instructor's and the
+# test tools (the rest of requirements/lock.txt, a superset at the same versions) are added on top when a target
+# needs them.
+$(VENV)/.installed: requirements/lock-student.txt pyproject.toml
+	@tools/make-venv "$(PYTHON)" $(VENV) requirements/lock-student.txt
+
+$(VENV)/.installed-all: requirements/lock.txt pyproject.toml $(VENV)/.installed
+	@tools/make-venv "$(PYTHON)" $(VENV) requirements/lock.txt .installed-all
 
 $(OLD_VENV)/.installed: requirements/lock-jax0438.txt pyproject.toml
 	@tools/make-venv "$(PYTHON)" $(OLD_VENV) requirements/lock-jax0438.txt
@@ -58,16 +64,18 @@ $(BUILD)/lock-gpu-$(CUDA).txt: requirements/lock.txt
 $(GPU_VENV)/.installed: $(BUILD)/lock-gpu-$(CUDA).txt pyproject.toml
 	@tools/make-venv "$(PYTHON)" $(GPU_VENV) $(BUILD)/lock-gpu-$(CUDA).txt
 
-setup: $(VENV)/.installed ## create .venv (the newest JAX, JupyterLab, nbgrader, the python3 kernel) from requirements/lock.txt
+setup: $(VENV)/.installed ## create .venv for students (the newest JAX, JupyterLab, nbgrader, Matplotlib) from requirements/lock-student.txt
+
+setup-all: $(VENV)/.installed-all ## add the instructor's and the test tools to .venv (requirements/lock.txt); the targets that need them do it
 
 setup-old: $(OLD_VENV)/.installed ## create .venv-jax0438 (JAX 0.4.38) from requirements/lock-jax0438.txt
 
-# $(call freeze,IN,LOCK): install IN into a throw-away venv and write its pip freeze to LOCK (left untouched, stamp
+# $(call freeze,IN,LOCK[,PIP_ARGS]): install IN (with PIP_ARGS, e.g. a constraints file) into a throw-away venv and write its pip freeze to LOCK (left untouched, stamp
 # and all, when nothing changed).
 define freeze
 rm -rf $(BUILD)/lock-venv
 py=$$(tools/find-python $(PYTHON)) || { echo "$$py"; exit 1; }; "$$py" -m venv $(BUILD)/lock-venv
-$(BUILD)/lock-venv/bin/python -m pip install --disable-pip-version-check --no-input --progress-bar off -r $(1)
+$(BUILD)/lock-venv/bin/python -m pip install --disable-pip-version-check --no-input --progress-bar off -r $(1) $(3)
 $(BUILD)/lock-venv/bin/python -m pip freeze --disable-pip-version-check >$(2).new
 if cmp -s $(2).new $(2); then rm $(2).new; echo "inside-vmap: $(2) unchanged"; else mv $(2).new $(2); fi
 rm -rf $(BUILD)/lock-venv
@@ -76,14 +84,26 @@ endef
 lock: ## regenerate requirements/lock*.txt from requirements/*.in in throw-away venvs (needs the package index)
 	@tools/find-python $(PYTHON) >/dev/null || { tools/find-python $(PYTHON); exit 1; }
 	$(call freeze,requirements/main.in,requirements/lock.txt)
+	$(call freeze,requirements/student.in,requirements/lock-student.txt,-c requirements/lock.txt)
 	$(call freeze,requirements/jax0438.in,requirements/lock-jax0438.txt)
 
 # ---- the course ---------------------------------------------------------------------------------------------------
+# What JupyterLab, its kernels and Matplotlib write for themselves (the server's cookie secret and connection files,
+# settings and workspaces, IPython's history, the font cache, the log of the npm that JupyterLab asks about its
+# build) goes under build/home/, never into your home folder.
+# Only the project's own Jupyter paths are read too (the venv's, JUPYTER_PREFER_ENV_PATH), so no kernel or extension
+# of your account changes what the course runs.
+LOCAL_HOME := $(CURDIR)/$(BUILD)/home
+LOCAL_ENV := JUPYTER_CONFIG_DIR="$(LOCAL_HOME)/jupyter-config" JUPYTER_DATA_DIR="$(LOCAL_HOME)/jupyter-data" \
+    IPYTHONDIR="$(LOCAL_HOME)/ipython" MPLCONFIGDIR="$(LOCAL_HOME)/matplotlib" npm_config_cache="$(LOCAL_HOME)/npm"
 lab: setup ## serve the course with JupyterLab on 127.0.0.1:PORT (default 8888) and print its URL
 	@echo "inside-vmap: Open the URL printed below (it carries the access token); Ctrl-C stops the server."
-	JUPYTER_PREFER_ENV_PATH=1 PATH="$(CURDIR)/$(VENV)/bin:$$PATH" exec $(VENV)/bin/jupyter lab --no-browser \
+	$(LOCAL_ENV) JUPYTER_PREFER_ENV_PATH=1 PATH="$(CURDIR)/$(VENV)/bin:$$PATH" exec $(VENV)/bin/jupyter lab --no-browser \
 	    --ServerApp.ip=127.0.0.1 --ServerApp.port=$(PORT) --ServerApp.root_dir="$(CURDIR)" \
 	    --LabApp.default_url=/lab/tree/lessons $(LAB_ROOT_ARGS) $(LAB_ARGS)
+
+practice: setup ## write the exercises as students get them (no solutions, no hidden tests) into practice/, keeping your work
+	@tools/practice
 
 # Per lesson: carry the .md's cells into the .ipynb (--update keeps the cell ids, so diffs stay small), execute the
 # .ipynb in place (JAX on CPU; `--update --execute` together would keep the old outputs), then rewrite the .md from it:
@@ -98,7 +118,7 @@ lessons: setup ## re-execute lessons/*.ipynb from their MyST twins lessons/*.md 
 	    $(VENV)/bin/jupytext --to md:myst "$$nb"; \
 	done
 
-sync-check: setup ## fail if a lessons/*.md and its .ipynb twin disagree on their cells, or one lacks its twin
+sync-check: setup-all ## fail if a lessons/*.md and its .ipynb twin disagree on their cells, or one lacks its twin
 	$(CPU_ENV) $(VENV)/bin/python -m pytest tests/test_lessons_sync.py
 
 # ---- a term with nbgrader (instructors) ---------------------------------------------------------------------------
@@ -134,57 +154,57 @@ endif
 
 .PHONY: term roster assign collect autograde feedback export demo class-roster class-submit
 
-term: setup ## show the term's settings (course id, exchange, gradebook, due dates, late policy) from the course config
+term: setup-all ## show the term's settings (course id, exchange, gradebook, due dates, late policy) from the course config
 	$(INSTRUCTOR) && python -m grader.instructor term $(NBGRADER_ARGS)
 
-roster: setup ## import FILE, a roster CSV (Canvas or Moodle export, or nbgrader's columns), into the gradebook
+roster: setup-all ## import FILE, a roster CSV (Canvas or Moodle export, or nbgrader's columns), into the gradebook
 	$(if $(FILE),,$(error inside-vmap: say which roster: make roster FILE=path/to/roster.csv))
 	$(INSTRUCTOR) && python -m grader.instructor roster "$(abspath $(FILE))" \
 	    $(if $(ID_COLUMN),--id-column="$(ID_COLUMN)") $(NBGRADER_ARGS)
 
-assign: setup ## generate and release every assignment of exercises/ (nbgrader generate_assignment, release_assignment)
+assign: setup-all ## generate and release every assignment of exercises/ (nbgrader generate_assignment, release_assignment)
 	$(INSTRUCTOR) && for a in $(call assignments-in,$(COURSE)/../exercises); do \
 	    nbgrader generate_assignment "$$a" --force $(NBGRADER_ARGS); \
 	    nbgrader release_assignment "$$a" --force $(NBGRADER_ARGS); \
 	done && python -m grader.instructor term $(NBGRADER_ARGS)
 
-collect: setup ## collect the submissions of every released assignment from the exchange (nbgrader collect)
+collect: setup-all ## collect the submissions of every released assignment from the exchange (nbgrader collect)
 	$(INSTRUCTOR) && for a in $(call assignments-in,$(COURSE)/release); do \
 	    nbgrader collect "$$a" --update $(NBGRADER_ARGS); \
 	done
 
-autograde: setup ## autograde every collected submission, a line each, then a table of statuses (re-runs skip done ones)
+autograde: setup-all ## autograde every collected submission, a line each, then a table of statuses (re-runs skip done ones)
 	$(INSTRUCTOR) && "$(CURDIR)/$(VENV)/bin/python" -m grader.instructor autograde $(ASSIGNMENT) \
 	    $(if $(SCHEDULER),--scheduler=$(SCHEDULER)) $(NBGRADER_ARGS)
 
 .PHONY: scheduler workers
-scheduler: setup ## start a Dask scheduler here for make workers / make autograde SCHEDULER=tcp://THIS-HOST:8786
+scheduler: setup-all ## start a Dask scheduler here for make workers / make autograde SCHEDULER=tcp://THIS-HOST:8786
 	$(CPU_ENV) exec $(VENV)/bin/dask scheduler --port $(DASK_PORT) --dashboard-address :$(DASHBOARD_PORT)
 
-workers: setup ## start WORKERS Dask grading workers here (default one per core) for SCHEDULER=tcp://HOST:8786
+workers: setup-all ## start WORKERS Dask grading workers here (default one per core) for SCHEDULER=tcp://HOST:8786
 	$(if $(SCHEDULER),,$(error inside-vmap: say which scheduler: make workers SCHEDULER=tcp://HOST:8786))
 	$(CPU_ENV) PATH="$(CURDIR)/$(VENV)/bin:$$PATH" exec $(VENV)/bin/dask worker $(SCHEDULER) \
 	    --nworkers $(WORKERS) --nthreads 1
 
-feedback: setup ## generate and release feedback for every autograded submission (nbgrader generate/release_feedback)
+feedback: setup-all ## generate and release feedback for every autograded submission (nbgrader generate/release_feedback)
 	$(INSTRUCTOR) && for a in $(call assignments-in,$(COURSE)/autograded/*); do \
 	    nbgrader generate_feedback "$$a" --force $(NBGRADER_ARGS); \
 	    nbgrader release_feedback "$$a" $(NBGRADER_ARGS); \
 	done
 
-export: setup ## FORMAT=long (course/grades.csv, default), canvas or moodle: the grades with status and reason (nbgrader export)
+export: setup-all ## FORMAT=long (course/grades.csv, default), canvas or moodle: the grades with status and reason (nbgrader export)
 	$(if $(exporter),,$(error inside-vmap: FORMAT=$(FORMAT) is not one of long, canvas, moodle))
 	$(INSTRUCTOR) && nbgrader export --exporter=grader.nbgrader_plugins.$(exporter) $(NBGRADER_ARGS)
 
-demo: setup ## run a simulated class from release to export in a throw-away course and print its grade table
+demo: setup-all ## run a simulated class from release to export in a throw-away course and print its grade table
 	$(CPU_ENV) PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/python -m grader.instructor demo
 
 # A simulated class for a whole term typed from docs/instructors.md: a Canvas-style roster of N students in SIM (default
 # build/class), then every one of them handing in every released assignment through the course's exchange.
-class-roster: setup ## write SIM/roster.csv (SIM=build/class): a simulated class of N students, as Canvas lists them
+class-roster: setup-all ## write SIM/roster.csv (SIM=build/class): a simulated class of N students, as Canvas lists them
 	$(VENV)/bin/python -m grader.instructor class roster --students $(N) --sim "$(abspath $(SIM))"
 
-class-submit: setup ## every simulated student of SIM/roster.csv fetches, answers and submits every released assignment
+class-submit: setup-all ## every simulated student of SIM/roster.csv fetches, answers and submits every released assignment
 	$(INSTRUCTOR) && python -m grader.instructor class submit --sim "$(abspath $(SIM))"
 
 # ---- grading speed (instructors) ---------------------------------------------------------------------------------
@@ -198,12 +218,12 @@ SIZES ?= 1,8
 REPEAT ?= 1
 CLUSTER ?= 1,2
 .PHONY: bench
-bench: setup ## time stock nbgrader and make autograde on N=1, 8 and N (default 16) students, and on Dask; speedups last
+bench: setup-all ## time stock nbgrader and make autograde on N=1, 8 and N (default 16) students, and on Dask; speedups last
 	$(CPU_ENV) PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/python -m grader.instructor.bench --n $(N) \
 	    --sizes $(SIZES) --repeat $(REPEAT) --cluster "$(CLUSTER)"
 
 # ---- tests --------------------------------------------------------------------------------------------------------
-test: setup setup-old ## run everything: tests/ on the locked newest JAX, core tests on JAX 0.4.38, strict nbval over lessons/
+test: setup-all setup-old ## run everything: tests/ on the locked newest JAX, core tests on JAX 0.4.38, strict nbval over lessons/
 	@mkdir -p $(BUILD); command -v bwrap >/dev/null 2>&1 || { echo "inside-vmap: installing Debian's bubblewrap (the \
 	judge's sandbox)"; { $(APT_GET) update -qq && $(APT_GET) install -y -qq bubblewrap; } >$(BUILD)/apt-bubblewrap.log \
 	2>&1 || true; }
@@ -235,7 +255,7 @@ test-latest: ## the same on the newest JAX the package index offers, in a fresh 
 # downloads a browser: it launches Debian's chromium, installed here when missing. Screenshots go to build/screenshots/.
 APT_GET := $(if $(filter 0,$(shell id -u)),,sudo -n) env DEBIAN_FRONTEND=noninteractive apt-get
 .PHONY: test-browser
-test-browser: setup ## run lesson 1 and exercise 1 in JupyterLab in headless Chromium (installs chromium if missing)
+test-browser: setup-all ## run lesson 1 and exercise 1 in JupyterLab in headless Chromium (installs chromium if missing)
 	@mkdir -p $(BUILD)
 	@command -v chromium >/dev/null 2>&1 || { echo "inside-vmap: installing Debian's chromium for the browser tests"; \
 	    { $(APT_GET) update -qq && $(APT_GET) install -y -qq chromium; } >$(BUILD)/apt-chromium.log 2>&1 \

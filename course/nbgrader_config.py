@@ -58,12 +58,15 @@ c.CourseDirectory.root = HERE
 c.CourseDirectory.source_directory = os.path.join("..", "exercises")
 
 # A kernel of this course's own name, installed into the venv by `make setup`, so no user-level
-# kernelspec can change the interpreter that grades.
+# kernelspec can change the interpreter that runs a notebook. nbgrader's validate (the Validate
+# button, `bin/nbgrader validate`) runs the student's notebook there, in the student's own
+# environment, so every check really runs: a blank notebook fails, a solved one passes.
 c.ExecutePreprocessor.kernel_name = "inside-vmap"
-# Autograde runs submissions in the same interpreter inside the judge's sandbox
-# (grader/judge/kernel.py): no course source, no other submissions, no gradebook, and, with
-# ZeroMQ over unix sockets in a private folder, no network.
-c.Execute.kernel_name = "inside-vmap-sandboxed"
+# Autograde alone (its executor is the course's BoundedExecute, never validate's Execute) runs
+# submissions in the same interpreter inside the judge's sandbox (grader/judge/kernel.py): no
+# course source, no other submissions, no gradebook, and, with ZeroMQ over unix sockets in a
+# private folder, no network. There the checks are stubs: the grade comes from the judge.
+c.BoundedExecute.kernel_name = "inside-vmap-sandboxed"
 # Each grading process keeps its kernels' sockets in a private folder of its own, the only one the
 # sandboxed kernel can write besides the submission's: no kernel can reach another process's
 # kernels, even when several processes grade at once. (Within one process kernels run one at a

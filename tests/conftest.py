@@ -9,65 +9,9 @@ os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
 
 # ---- a Jupyter server on loopback, for the tests that serve the course -------------------------
-import secrets  # noqa: E402
-import signal  # noqa: E402
-import socket  # noqa: E402
-import subprocess  # noqa: E402
-import time  # noqa: E402
-import urllib.error  # noqa: E402
-import urllib.request  # noqa: E402
-from dataclasses import dataclass, field  # noqa: E402
-
 import pytest  # noqa: E402
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@dataclass
-class Server:
-    """A started server: its URL and token, its log, and its process group to stop."""
-    port: int
-    token: str
-    log: object
-    proc: subprocess.Popen = field(repr=False)
-
-    @property
-    def base(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def get(self, path: str, token: bool = True) -> tuple[int, bytes]:
-        url = f"{self.base}{path}" + (("&" if "?" in path else "?") + f"token={self.token}"
-                                      if token else "")
-        with urllib.request.urlopen(url, timeout=10) as response:
-            return response.status, response.read()
-
-    def wait_until_answering(self, timeout_s: float = 60) -> None:
-        deadline = time.monotonic() + timeout_s
-        while True:
-            assert self.proc.poll() is None, \
-                f"the server exited with {self.proc.returncode}:\n{self.log.read_text()}"
-            assert time.monotonic() < deadline, \
-                f"the server did not answer within {timeout_s:.0f} s:\n{self.log.read_text()}"
-            try:
-                if self.get("/api/status")[0] == 200:
-                    return
-            except (urllib.error.URLError, ConnectionError, TimeoutError):
-                time.sleep(0.5)
-
-    def stop(self) -> None:
-        """Stop the whole process group (make, jupyter, kernels), by pid, politely first."""
-        if self.proc.poll() is not None:
-            return
-        os.killpg(self.proc.pid, signal.SIGTERM)
-        try:
-            self.proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait(timeout=10)
+from tests.fixtures.servers import Server, free_port, start_server  # noqa: E402
 
 
 @pytest.fixture
@@ -83,15 +27,9 @@ def serve(tmp_path_factory):
     started = []
 
     def start(command, **popen) -> Server:
-        port, token = free_port(), secrets.token_hex(16)
-        log = tmp_path_factory.mktemp("server") / "server.log"
-        with open(log, "w") as out:
-            proc = subprocess.Popen(command(port, token), stdout=out, stderr=subprocess.STDOUT,
-                                    stdin=subprocess.DEVNULL, start_new_session=True, **popen)
-        server = Server(port, token, log, proc)
-        started.append(server)
-        server.wait_until_answering()
-        return server
+        started.append(start_server(command, tmp_path_factory.mktemp("server") / "server.log",
+                                    **popen))
+        return started[-1]
 
     yield start
     for server in started:

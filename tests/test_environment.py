@@ -1,6 +1,7 @@
 """The dependency files agree: requirements/*.in, the pip locks, and the conda environment.yml."""
 
 import re
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -56,7 +57,8 @@ def conda_pins():
     return pins
 
 
-@pytest.mark.parametrize("in_file, lock_file", [("main.in", "lock.txt"), ("jax0438.in", "lock-jax0438.txt")])
+@pytest.mark.parametrize("in_file, lock_file", [("main.in", "lock.txt"), ("jax0438.in", "lock-jax0438.txt"),
+                                               ("student.in", "lock-student.txt")])
 def test_lock_satisfies_in_file(in_file, lock_file):
     lock = read_lock(REQ / lock_file)
     for req in read_in(REQ / in_file):
@@ -64,6 +66,27 @@ def test_lock_satisfies_in_file(in_file, lock_file):
         assert name in lock, f"{in_file}: {req.name} is missing from {lock_file} (run `make lock`)"
         assert req.specifier.contains(lock[name], prereleases=True), (
             f"{lock_file} has {req.name}=={lock[name]}, which does not satisfy {in_file}'s {req} (run `make lock`)")
+
+
+def test_the_students_set_is_part_of_the_whole_at_the_same_versions():
+    """`make setup` installs lock-student.txt, and the targets that need more add lock.txt on top:
+    that only adds packages when every student pin is the whole set's."""
+    student, whole = read_lock(REQ / "lock-student.txt"), read_lock(REQ / "lock.txt")
+    assert {name: v for name, v in student.items() if whole.get(name) != v} == {}
+    assert len(student) < len(whole)
+    for tool in ("dask", "playwright", "psycopg2-binary", "pytest", "nbval"):   # the rest's, not a student's
+        assert tool not in student and tool in whole, tool
+
+
+def test_the_package_extras_name_what_each_user_needs():
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    base = {canonicalize_name(Requirement(r).name) for r in meta["dependencies"]}
+    extras = {k: {canonicalize_name(Requirement(r).name) for r in v}
+              for k, v in meta["optional-dependencies"].items()}
+    assert {"jax", "matplotlib", "ipykernel"} <= base and not base & {"nbgrader", "dask", "pytest"}
+    assert {"jupyterlab", "nbgrader"} <= extras["lab"]
+    assert {"nbgrader", "dask", "psycopg2-binary"} <= extras["instructor"]
+    assert {"pytest", "nbval", "hypothesis", "playwright"} <= extras["test"]
 
 
 def test_environment_yml_pins_match_lock():

@@ -19,6 +19,8 @@ import subprocess
 import nbformat
 import pytest
 
+from tests.fixtures.solutions import solution_blocks
+
 pytestmark = pytest.mark.slow
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -91,6 +93,22 @@ def test_a_plain_install_holds_every_grader_package(installed):
     for name in ("grader.core._jax", "grader.lessons.l1_rule_per_primitive.kit",
                  "grader.lessons.l2_where_the_axis_goes.kit"):
         assert name in got["packages"]
+
+
+def test_what_a_class_installs_holds_no_solution_and_no_exercise(installed):
+    """An instructor installs the package into the students' image: their students must never hold
+    the sources (the exercises with their solutions and hidden tests), only what the checks need."""
+    venv, env, tmp = installed
+    site = pathlib.Path(installed_packages(venv, env, tmp)["file"]).parent
+    files = [p for p in site.rglob("*") if p.is_file()]
+    assert files and not [p for p in files if p.suffix in (".ipynb", ".md") or "exercises" in p.parts]
+    answers = set().union(*(solution_blocks(nb) for nb in ROOT.glob("exercises/*/*.ipynb")))
+    assert answers
+    for path in files:
+        if path.suffix == ".py":
+            text = "\n".join(line.strip() for line in path.read_text(encoding="utf-8").splitlines()
+                             if line.strip())
+            assert not [block for block in answers if block in text], path
 
 
 def test_the_python3_kernel_is_the_venvs(installed):

@@ -43,7 +43,7 @@ def fake_python(tmp_path, version):
 
 def test_help_lists_every_described_target_with_its_line():
     targets = described_targets()
-    assert {"help", "setup", "setup-old", "lab", "test", "test-gpu", "test-matrix", "test-latest", "lessons",
+    assert {"help", "setup", "setup-all", "setup-old", "practice", "lab", "test", "test-gpu", "test-matrix", "test-latest", "lessons",
             "sync-check", "lock", "clean", "distclean"} <= set(targets)
     out = run(MAKE + ["help"])
     assert out.returncode == 0, out.stderr
@@ -177,9 +177,14 @@ def test_ci_run_is_valid_bash():
 # ---- make lab --------------------------------------------------------------------------------------------------------
 
 @pytest.mark.slow
-def test_make_lab_serves_the_course_on_loopback(serve):
+def test_make_lab_serves_the_course_on_loopback(serve, tmp_path):
+    home = tmp_path / "home"                   # the student's home folder: make lab writes nothing there
+    home.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MAKE", "JUPYTER", "IPYTHON", "MPL"))}
     lab = serve(lambda port, token: MAKE + [
-        "lab", f"PORT={port}", f"LAB_ARGS=--IdentityProvider.token={token} --ServerApp.port_retries=0"])
+        "lab", f"PORT={port}", f"LAB_ARGS=--IdentityProvider.token={token} --ServerApp.port_retries=0"],
+        env=dict(env, HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"),
+                 XDG_CACHE_HOME=str(home / ".cache"), XDG_DATA_HOME=str(home / ".local/share")))
     assert lab.get("/lab")[0] == 200
     status, body = lab.get("/api/contents")
     assert status == 200
@@ -190,16 +195,44 @@ def test_make_lab_serves_the_course_on_loopback(serve):
     with pytest.raises(urllib.error.HTTPError) as denied:  # the token is required
         lab.get("/api/contents", token=False)
     assert denied.value.code == 403
+    run_a_cell(lab, "import matplotlib.pyplot as plt; plt.plot([1, 2]); print('ran')")
     text = lab.log.read_text()
     assert "Open the URL printed below" in text
     assert f"{lab.base}/lab/tree/lessons?token=" in text  # Jupyter masks a token it was given as "..."
 
     lab.stop()                                 # by pid: make, jupyter and its kernels
+    assert sorted(str(p.relative_to(home)) for p in home.rglob("*")) == []
     with socket.socket() as s:  # nothing listens any more...
         assert s.connect_ex(("127.0.0.1", lab.port)) != 0
     with socket.socket() as s:  # ...and a new server could take the port
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         s.bind(("127.0.0.1", lab.port))
+
+
+def run_a_cell(server, code):
+    """Start a python3 kernel through the server's REST API and run ``code`` in it, as a notebook
+    does (websocket-client and jupyter_client come with Jupyter Server)."""
+    import jupyter_client
+    import websocket
+    auth = {"Authorization": f"token {server.token}", "Content-Type": "application/json"}
+    request = urllib.request.Request(f"{server.base}/api/kernels", method="POST",
+                                     data=json.dumps({"name": "python3"}).encode(), headers=auth)
+    with urllib.request.urlopen(request, timeout=60) as response:
+        kernel = json.loads(response.read())
+    ws = websocket.create_connection(f"ws://127.0.0.1:{server.port}/api/kernels/{kernel['id']}/channels",
+                                     header=[f"Authorization: token {server.token}"], timeout=60)
+    msg = jupyter_client.session.Session().msg("execute_request", content={
+        "code": code, "silent": False, "store_history": True, "user_expressions": {},
+        "allow_stdin": False, "stop_on_error": True})
+    msg["channel"] = "shell"
+    ws.send(json.dumps(msg, default=str))
+    seen = ""
+    while "ran" not in seen:
+        reply = json.loads(ws.recv())
+        if reply["msg_type"] == "stream":
+            seen += reply["content"]["text"]
+        assert reply["msg_type"] != "error", reply["content"]
+    ws.close()
 
 
 # ---- finding Python (tools/find-python) -----------------------------------------------------------

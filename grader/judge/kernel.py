@@ -1,7 +1,7 @@
 """A Jupyter kernel in the judge's sandbox, for executing submissions during autograde.
 
 Installed as the kernelspec ``inside-vmap-sandboxed`` (``python -m grader.judge.kernel --install``)
-and chosen by ``c.Execute.kernel_name`` in course/nbgrader_config.py. The kernel sees the
+and chosen by ``c.BoundedExecute.kernel_name`` in course/nbgrader_config.py (autograde only). The kernel sees the
 interpreter, the ``grader`` package and the submission's own folder; not the course source, other
 submissions or the gradebook. With ZeroMQ over unix sockets (``KernelManager.transport='ipc'``)
 it also runs without a network; over TCP it must keep the network to reach nbgrader, and says so.

@@ -24,7 +24,7 @@ def make(course, *targets, extra=""):
     args = ["--ExchangeCollect.check_owner=False", "--Execute.timeout=30"]
     first = C.assignments(course.exercises)[0]
     # -o: never rebuild the venv from inside a test
-    cmd = ["make", "--no-print-directory", "-C", C.ROOT, "-o", ".venv/.installed", *targets,
+    cmd = ["make", "--no-print-directory", "-C", C.ROOT, "-o", ".venv/.installed", "-o", ".venv/.installed-all", *targets,
            f"COURSE={course.course}", f"ASSIGNMENT={first}", "NBGRADER_ARGS=" + " ".join(args)]
     env = {k: v for k, v in os.environ.items() if not k.startswith("MAKE")}
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)

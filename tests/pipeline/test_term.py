@@ -60,7 +60,7 @@ def term(tmp_path_factory):
     for line in readme_term():
         line = line.replace("N=200", f"N={N}").replace("build/class", sim)
         # -o: never rebuild the venv from inside a test
-        cmd = ["make", "--no-print-directory", "-C", C.ROOT, "-o", ".venv/.installed",
+        cmd = ["make", "--no-print-directory", "-C", C.ROOT, "-o", ".venv/.installed", "-o", ".venv/.installed-all",
                *line.split()[1:], f"COURSE={paths.course}", f"SIM={sim}"]
         proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900)
         assert proc.returncode == 0, f"{line}\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
@@ -139,7 +139,7 @@ def test_a_manual_grade_shows_as_overridden(term):
         grade.manual_score, name = grade.max_score, grade.name
         gb.db.commit()
     env = {k: v for k, v in os.environ.items() if not k.startswith("MAKE")}
-    out = subprocess.run(["make", "--no-print-directory", "-C", C.ROOT, "-o", ".venv/.installed",
+    out = subprocess.run(["make", "--no-print-directory", "-C", C.ROOT, "-o", ".venv/.installed", "-o", ".venv/.installed-all",
                           "export", f"COURSE={paths.course}"], capture_output=True, text=True,
                          env=env, timeout=300)
     assert out.returncode == 0, out.stderr
