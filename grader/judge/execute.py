@@ -37,7 +37,7 @@ from . import cgroup, kernel, quota, sandbox, watch
 from .channels import BoundedKernelManager, size as message_size
 from .watchdog import Watchdog, exercise_of_cells
 
-MARK = "inside-vmap limit: "       # autograde.failure_reason finds the reason behind it
+MARK = "inside-vmap limit: "       # how the message starts in nbgrader's log; .reason is the reason
 _KEPT = {"stream", "display_data", "execute_result", "error", "update_display_data",
          "comm_open", "comm_msg"}
 
