@@ -188,6 +188,8 @@ BINDINGS = {
     "a class attribute": ("class K:\n    vb = B.vectorized_batcher", "K.vb"),
     "a helper function": ("def helper():\n    return B.vectorized_batcher", "helper()"),
 }
+
+
 def _notebook_with(spy_extra: str, rule: str):
     import os
 
