@@ -96,9 +96,12 @@ lock: ## regenerate requirements/lock*.txt from requirements/*.in in throw-away 
 LOCAL_HOME := $(CURDIR)/$(BUILD)/home
 LOCAL_ENV := JUPYTER_CONFIG_DIR="$(LOCAL_HOME)/jupyter-config" JUPYTER_DATA_DIR="$(LOCAL_HOME)/jupyter-data" \
     IPYTHONDIR="$(LOCAL_HOME)/ipython" MPLCONFIGDIR="$(LOCAL_HOME)/matplotlib" npm_config_cache="$(LOCAL_HOME)/npm"
+# The server also reads jupyter/jupyter_server_config.py: no terminals, and a Content-Security-Policy (the
+# formgrader shows students' notebooks in this origin).
 lab: setup ## serve the course with JupyterLab on 127.0.0.1:PORT (default 8888) and print its URL
 	@echo "inside-vmap: Open the URL printed below (it carries the access token); Ctrl-C stops the server."
-	$(LOCAL_ENV) JUPYTER_PREFER_ENV_PATH=1 PATH="$(CURDIR)/$(VENV)/bin:$$PATH" exec $(VENV)/bin/jupyter lab --no-browser \
+	$(LOCAL_ENV) JUPYTER_CONFIG_PATH="$(CURDIR)/jupyter$${JUPYTER_CONFIG_PATH:+:$$JUPYTER_CONFIG_PATH}" \
+	JUPYTER_PREFER_ENV_PATH=1 PATH="$(CURDIR)/$(VENV)/bin:$$PATH" exec $(VENV)/bin/jupyter lab --no-browser \
 	    --ServerApp.ip=127.0.0.1 --ServerApp.port=$(PORT) --ServerApp.root_dir="$(CURDIR)" \
 	    --LabApp.default_url=/lab/tree/lessons $(LAB_ROOT_ARGS) $(LAB_ARGS)
 
@@ -186,11 +189,14 @@ workers: setup-all ## start WORKERS Dask grading workers here (default one per c
 	$(CPU_ENV) PATH="$(CURDIR)/$(VENV)/bin:$$PATH" exec $(VENV)/bin/dask worker $(SCHEDULER) \
 	    --nworkers $(WORKERS) --nthreads 1
 
+# A student whose feedback cannot be generated costs only that student: nbgrader goes on with the others (and exits
+# 1 at the end), their feedback is released all the same, and the target fails last, saying so.
 feedback: setup-all ## generate and release feedback for every autograded submission (nbgrader generate/release_feedback)
-	$(INSTRUCTOR) && for a in $(call assignments-in,$(COURSE)/autograded/*); do \
-	    nbgrader generate_feedback "$$a" --force $(NBGRADER_ARGS); \
-	    nbgrader release_feedback "$$a" $(NBGRADER_ARGS); \
-	done
+	$(INSTRUCTOR) && failed="" && for a in $(call assignments-in,$(COURSE)/autograded/*); do \
+	    nbgrader generate_feedback "$$a" --force $(NBGRADER_ARGS) || failed="$$failed $$a"; \
+	    nbgrader release_feedback "$$a" $(NBGRADER_ARGS) || failed="$$failed $$a"; \
+	done; if [ -n "$$failed" ]; then echo "inside-vmap: feedback of some students of$$failed could not be made \
+	(nbgrader's messages above); everyone else's was released"; exit 1; fi
 
 export: setup-all ## FORMAT=long (course/grades.csv, default), canvas or moodle: the grades with status and reason (nbgrader export)
 	$(if $(exporter),,$(error inside-vmap: FORMAT=$(FORMAT) is not one of long, canvas, moodle))
@@ -231,7 +237,7 @@ test: setup-all setup-old ## run everything: tests/ on the locked newest JAX, co
 	    >/dev/null 2>&1 || echo "inside-vmap: SANDBOX TESTS SKIPPED: bubblewrap is missing or cannot run here (apt-get \
 	install bubblewrap; $(BUILD)/apt-bubblewrap.log says why it was not installed); grading would run unsandboxed"
 	$(call pytest-on,$(VENV),$(CPU_ENV),-m "not browser",tests)
-	$(call pytest-on,$(OLD_VENV),$(CPU_ENV),-p no:cacheprovider,tests/core tests/lessons)
+	$(call pytest-on,$(OLD_VENV),$(CPU_ENV),-p no:cacheprovider,tests/core tests/properties tests/lessons)
 	$(call pytest-on,$(VENV),$(CPU_ENV),$(NBVAL_STRICT),lessons)
 	$(call pytest-on,$(OLD_VENV),$(CPU_ENV),$(NBVAL_LAX),lessons)
 
@@ -255,7 +261,7 @@ test-latest: ## the same on the newest JAX the package index offers, in a fresh 
 # downloads a browser: it launches Debian's chromium, installed here when missing. Screenshots go to build/screenshots/.
 APT_GET := $(if $(filter 0,$(shell id -u)),,sudo -n) env DEBIAN_FRONTEND=noninteractive apt-get
 .PHONY: test-browser
-test-browser: setup-all ## run lesson 1 and exercise 1 in JupyterLab in headless Chromium (installs chromium if missing)
+test-browser: setup-all ## run lessons 1 and 3 and exercises 1 and 3 in JupyterLab, and a hostile submission in the formgrader, in headless Chromium (installs chromium if missing)
 	@mkdir -p $(BUILD)
 	@command -v chromium >/dev/null 2>&1 || { echo "inside-vmap: installing Debian's chromium for the browser tests"; \
 	    { $(APT_GET) update -qq && $(APT_GET) install -y -qq chromium; } >$(BUILD)/apt-chromium.log 2>&1 \

@@ -37,13 +37,22 @@ c.CourseDirectory.db_url = "sqlite:///" + os.path.join(HERE, "gradebook.db")
 # hidden tests: it must never be copied into a release, a submission or a feedback folder.
 c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", "*.md"]
 # The exchange moves notebooks only (release, submit, collect), and the two files `nbgrader submit`
-# writes beside them, which autograde and release_feedback read: timestamp.txt (the lateness; one
-# that is not a timestamp, a link to something else say, stops nbgrader's autograde of that
-# submission, "Invalid timestamp string", so nothing of it goes on into feedback) and
+# writes beside them: timestamp.txt (the student's claim of when; collect replaces it, below) and
 # submission_secret.txt (only hashed, into the released feedback's file name). Any other file a
-# student hands in (a link to the gradebook named leak.html, say) never reaches the course
-# folder, its autograded copy or the student's feedback.
+# student hands in (leak.html, say) never reaches the course folder, its autograded copy or the
+# student's feedback; a link or a pipe, whatever its name, is never collected (below).
 c.CourseDirectory.include = ["*.ipynb", "timestamp.txt", "submission_secret.txt"]
+# Collect dates each submission by when the exchange received it (the server's clock: the
+# newest ctime of the inbound folder), orders and picks submissions by that, writes it into the
+# collected timestamp.txt that nbgrader's lateness reads, and records the student's own claim
+# beside it in received.json (a claim that disagrees is flagged in the export and by autograde).
+# It copies regular files only: a link in the inbound folder, named like the notebook, once
+# brought in whatever it pointed to (grader/nbgrader_plugins/received.py).
+c.ExchangeFactory.collect = "grader.nbgrader_plugins.received.ReceivedCollect"
+c.ReceivedTimes.tolerance_minutes = 5.0
+# A submitted notebook larger than this fails its submission before anything parses it (a
+# 94 MB one took the trusted process to 5 GB); autograde, the status and the export only stat it.
+c.SubmissionSize.max_notebook_mb = 5.0
 # Due dates, per assignment (none yet, so nothing is late); for example
 #   c.DueDates.dates = {"01-the-rule-per-primitive": "2026-10-05 17:00:00 Europe/Berlin"}
 c.DueDates.dates = {}
@@ -80,7 +89,11 @@ c.KernelManager.ip = os.path.join(_SOCKETS, "kernel")
 c.Execute.timeout = 60
 # The grading kernel's own log stays out of the terminal (only errors are shown).
 c.Execute.extra_arguments = ["--IPKernelApp.log_level=ERROR"]
-c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
+# Where a solution was, the release holds a stub that does nothing: an unanswered prediction keeps the
+# None it is given before its solution, an unanswered function returns None, and each check says
+# "not answered yet" (on stderr: nbgrader and Validate count the cell failed), so "Run All" on an
+# unanswered notebook reaches its last cell.
+c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\n..."}
 
 # Autograde: nbgrader's default steps, with the course's judge between LimitOutput and
 # SaveAutoGrades. The judge re-runs each graded exercise outside the student's kernel and
@@ -97,6 +110,11 @@ c.Autograde.sanitize_preprocessors = [
     CheckCellMetadata,
 ]
 c.Autograde.autograde_preprocessors = [
+    # The kernel runs in the submission's autograded folder, where nbgrader has just written the
+    # sanitized notebook, hidden tests included: every notebook there loses its hidden tests
+    # while the kernel runs, and the others get them back right after it (the graded one keeps
+    # them in memory, and nbgrader writes it whole at the end).
+    "grader.nbgrader_plugins.hidden.HideHiddenTests",
     "grader.judge.ahead.JudgeAhead",       # the judge's child starts now, beside the kernel
     "grader.judge.skip.SkipJudgedCells",   # the judge re-runs these: the kernel need not
     "grader.judge.execute.BoundedExecute",  # nbgrader's Execute, with the kernel's limits
@@ -105,6 +123,7 @@ c.Autograde.autograde_preprocessors = [
     # the formgrader, a Dask worker) gives the student the same feedback for the same notebook.
     CoalesceStreamsPreprocessor,
     "grader.judge.skip.UnskipJudgedCells",
+    "grader.nbgrader_plugins.hidden.RestoreHiddenTests",   # the kernel is gone: back as they were
     IgnorePattern,
     ClearMetadataPreprocessor,
     LimitOutput,
@@ -119,13 +138,25 @@ c.Autograde.autograde_preprocessors = [
 # rather than silently staying ungraded.
 c.OverwriteCells.add_missing_cells = True
 
-# Feedback: nbgrader's default steps, plus taking hidden tests out of what students receive.
+# Feedback: nbgrader's default steps, plus taking hidden tests out of what students receive
+# (never stopping on a student's own cell that mentions the delimiters), and the HTML made inert.
 c.GenerateFeedback.preprocessors = [
     GetGrades,
     "grader.nbgrader_plugins.ClearHiddenTestsInFeedback",
     CoalesceStreamsPreprocessor,    # again, for a notebook autograded without the step above
+    "grader.nbgrader_plugins.html.SanitizeSubmission",
     CSSHTMLHeaderPreprocessor,
 ]
+
+# Every HTML rendering of a student's notebook is inert (grader/nbgrader_plugins/html.py): the
+# formgrader's submission view (its HTMLExporter is made with this configuration; a student's
+# markdown, HTML, JavaScript or SVG once ran as the instructor there) and the feedback above.
+# nbconvert's SanitizeHTML (bleach) over every output and raw cell, with the course's allow-list,
+# and markdown rendered by nbconvert, then cleaned the same way (nbgrader's formgrade template
+# renders markdown cells itself, past nbconvert's own HTMLExporter.sanitize_html switch; that
+# switch is left off: on top of these it escapes ordinary paragraphs and images).
+c.HTMLExporter.preprocessors = ["grader.nbgrader_plugins.html.SanitizeSubmission"]
+c.HTMLExporter.filters = {"markdown2html": "grader.nbgrader_plugins.html.SafeMarkdown"}
 
 # Export: one row per enrolled student and assignment, with a status (graded, needs manual
 # grading, overridden, blank, late, failed and why, missing); `nbgrader export` writes

@@ -14,6 +14,7 @@ finds them by scanning, so a new exercise is one declaration and nothing to regi
 """
 from __future__ import annotations
 
+import dis
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -23,6 +24,7 @@ from .feedback import Finding, Result, result
 from .wire import Failure, observe_safely
 
 CRASH_HINT = "Run your code on the example in the exercise and read the error."
+NOT_ANSWERED = "not answered yet: write your answer in the cell above, then run both cells again."
 
 
 @dataclass(frozen=True)
@@ -93,10 +95,17 @@ class Exercise:
             return CRASH_HINT
 
     def check(self, *objs, hidden: bool = False, seed=None) -> Result:
-        """Instant feedback in the kernel: visible cases are fixed, hidden ones drawn now."""
+        """Instant feedback in the kernel: visible cases are fixed, hidden ones drawn now. An answer
+        still as released (no answer, a stub) is "not answered yet", with no case to explain."""
+        if any(unanswered(o) for o in objs):
+            return result(self.name, 0, [], note=NOT_ANSWERED, complete=False)
         rng = np.random.default_rng(seed if seed is not None else (None if hidden else 0))
         cases = self.cases(rng, hidden)
-        return self.verdict(cases, [self.observe_safely(objs, c) for c in cases])
+        observed = [self.observe_safely(objs, c) for c in cases]
+        if observed and all(isinstance(o, Failure) and o.kind == "NotImplementedError"
+                            for o in observed):
+            return result(self.name, 0, [], note=NOT_ANSWERED, complete=False)
+        return self.verdict(cases, observed)
 
     def checker(self) -> Callable[..., Result]:
         """The notebook's check function: ``check_x(answer, hidden=False)``."""
@@ -106,6 +115,24 @@ class Exercise:
         check.__doc__ = (f"Check your {', '.join(self.needs)} on the visible cases "
                          "(hidden=True: on cases drawn now, as grading does).")
         return check
+
+
+# What an empty body compiles to, whatever the Python: ``...``, ``pass`` or a docstring alone.
+_EMPTY = frozenset({"RESUME", "NOP", "LOAD_CONST", "RETURN_VALUE", "RETURN_CONST", "POP_TOP",
+                    "CACHE"})
+
+
+def unanswered(obj) -> bool:
+    """An answer as the release leaves it: None, or a function whose body does nothing (the
+    stub nbgrader writes where the solution was)."""
+    if obj is None:
+        return True
+    code = getattr(obj, "__code__", None)
+    if code is None:
+        return False
+    body = [(i.opname, i.argval) for i in dis.get_instructions(code)]
+    return all(op in _EMPTY and (op not in ("LOAD_CONST", "RETURN_CONST") or val is None or
+                                 val is Ellipsis or isinstance(val, str)) for op, val in body)
 
 
 def canonical(value):

@@ -2,12 +2,14 @@
 
 A check returns a frozen `Result` with three views (``_repr_html_``, the text ``summary``,
 ``to_dict``). ``show`` displays it once; a failed *graded* check then raises, so nbgrader marks
-its test cell, while a self-check never raises, so "Run All" never stops at one. Everything put
-into HTML is escaped: tracer reprs contain ``<``.
+its test cell, while a self-check never raises, so "Run All" never stops at one; nor does a graded
+check that is not answered yet, which says so on stderr (nbgrader still counts the cell failed).
+Everything put into HTML is escaped: tracer reprs contain ``<``.
 """
 from __future__ import annotations
 
 import html
+import sys
 from dataclasses import asdict, dataclass
 
 
@@ -63,6 +65,13 @@ class Result:
     def failed(self) -> int:
         return len(self.findings)
 
+    # A graded check over many hidden cases shows its first few; a self-check has a handful of
+    # predictions, and every wrong one is explained (the last of them was once "... and 1 more").
+    SHOWN = 3
+
+    def shown(self) -> tuple[Finding, ...]:
+        return self.findings if not self.graded else self.findings[:self.SHOWN]
+
     def summary(self) -> str:
         if self.manual:
             return f"NEEDS MANUAL GRADING {self.check}: {self.manual}"
@@ -70,13 +79,13 @@ class Result:
             head = f"PASSED {self.check}: {self.cases} case(s) checked"
             return head + (f"\n  {self.note}" if self.note else "")
         counts = f": {self.failed} of {self.cases} case(s) wrong" if self.cases > 1 else ""
-        lines = [f"{'FAILED' if self.findings else 'NOT YET'} {self.check}{counts}"]
-        for f in self.findings[:3]:
+        lines = [f"{'FAILED' if self.findings or self.graded else 'NOT YET'} {self.check}{counts}"]
+        for f in self.shown():
             lines += [f"  case: {f.case}", f"    expected: {f.expected}", f"    got:      {f.got}"]
             if f.hint:
                 lines.append(f"    hint: {f.hint}")
-        if self.failed > 3:
-            lines.append(f"  ... and {self.failed - 3} more")
+        if self.failed > len(self.shown()):
+            lines.append(f"  ... and {self.failed - len(self.shown())} more")
         if self.note:
             lines.append(f"  {self.note}")
         return "\n".join(lines)
@@ -97,15 +106,15 @@ class Result:
                  f'({self.cases} case(s){"" if not self.findings else f", {self.failed} wrong"})']
         if self.manual:
             parts.append(f"<div>{esc(self.manual)}</div>")
-        for f in self.findings[:3]:
+        for f in self.shown():
             rows = [("case", f"<code>{esc(f.case)}</code>"),
                     ("expected", f"<code>{esc(f.expected)}</code>"),
                     ("got", f"<code>{esc(f.got)}</code>")] + ([("hint", esc(f.hint))] if f.hint else [])
             parts.append('<table style="margin:6px 0;font-size:90%">' + "".join(
                 f"<tr><th {_TH}>{label}</th><td {_TD}>{value}</td></tr>" for label, value in rows)
                 + "</table>")
-        if self.failed > 3:
-            parts.append(f"<div>&hellip; and {self.failed - 3} more</div>")
+        if self.failed > len(self.shown()):
+            parts.append(f"<div>&hellip; and {self.failed - len(self.shown())} more</div>")
         if self.note:
             parts.append(f"<div>{esc(self.note)}</div>")
         return "".join(parts) + "</div>"
@@ -144,4 +153,9 @@ def show(res: Result) -> None:
             print(res.summary())
     except ImportError:
         print(res.summary())
+    if res.graded and not res.complete and not res.passed:
+        # Not answered yet: nbgrader (and Validate) count a grade cell with output on stderr as
+        # failed, and "Run All" goes on to the next exercise instead of stopping here.
+        print(res.summary(), file=sys.stderr)
+        return
     res.raise_if_failed(shown)

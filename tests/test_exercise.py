@@ -32,6 +32,32 @@ def test_right_and_wrong_answers():
     assert not res.passed and [f.case for f in res.findings] == ["3"]
 
 
+def stub(x):
+    """As the release leaves an answer: the solution replaced by nbgrader's stub."""
+    # YOUR CODE HERE
+    ...
+
+
+def old_stub(x):
+    raise NotImplementedError()
+
+
+@pytest.mark.parametrize("answer", [None, stub, old_stub], ids=["None", "stub", "old stub"])
+def test_an_answer_as_released_is_not_answered_yet(answer):
+    res = square_exercise().check(answer, hidden=True)
+    assert not res.passed and not res.findings and not res.complete
+    assert "not answered yet" in res.note and res.summary().startswith("FAILED check_square")
+
+
+def test_a_half_written_answer_is_judged_not_called_unanswered():
+    def partial(x):
+        """Started."""
+        y = x
+        return y
+    res = square_exercise().check(partial)
+    assert res.findings and res.complete
+
+
 def test_hidden_cases_are_drawn_now_unless_seeded():
     ex = square_exercise()
     seen = {ex.check(lambda x: x + x, hidden=True).findings[0].case for _ in range(20)}

@@ -38,6 +38,21 @@ def test_only_three_findings_are_shown():
     assert "case 3" not in res._repr_html_() and "and 2 more" in res._repr_html_()
 
 
+def test_a_self_check_explains_every_wrong_prediction():
+    res = feedback.selfcheck("s", 4, [Finding(f"row {i}", "e", "g", f"hint {i}") for i in range(4)])
+    for view in (res.summary(), res._repr_html_()):
+        assert "hint 3" in view and "more" not in view
+
+
+def test_a_graded_check_not_answered_yet_says_so_on_stderr_and_does_not_raise(capsys):
+    res = feedback.result("check_spy", 0, [], note="not answered yet", complete=False)
+    feedback.show(res)                                   # no CheckFailed: Run All goes on
+    out = capsys.readouterr()
+    assert "FAILED check_spy" in out.err and "not answered yet" in out.err
+    with pytest.raises(feedback.CheckFailed):
+        feedback.show(feedback.result("check_spy", 1, [Finding("c", "e", "g")]))
+
+
 def test_ipython_text_view_is_the_summary():
     from IPython.lib.pretty import pretty
     assert pretty(failed()) == FAILED_TEXT

@@ -57,9 +57,21 @@ def test_every_lesson_has_its_twin():
     assert not ipynb - md, f"lessons/*.ipynb without a MyST .md twin: {sorted(ipynb - md)}"
 
 
+def numbered(stem: str) -> bool:
+    return stem.split("-")[0].isdigit()
+
+
 def test_every_lesson_package_has_its_lesson_notebook():
-    numbers = sorted(int(stem.split("-")[0]) for stem in stems(LESSONS, "*.ipynb"))
+    numbers = sorted(int(stem.split("-")[0]) for stem in stems(LESSONS, "*.ipynb") if numbered(stem))
     assert numbers == [int(pkg[1:].split("_")[0]) for pkg in lesson_packages()]
+
+
+def test_an_unnumbered_notebook_is_an_appendix():
+    """The appendix (lessons/appendix-history) has no number and no package; anything else
+    without a number is a misnamed lesson, which the numbering check above would not see."""
+    others = sorted(stem for stem in stems(LESSONS, "*.ipynb") if not numbered(stem))
+    assert "appendix-history" in others
+    assert all(stem.startswith("appendix-") for stem in others), others
 
 
 @pytest.mark.parametrize("stem", LESSON_PAIRS)

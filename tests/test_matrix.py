@@ -52,3 +52,14 @@ def test_the_matrix_scripts_are_valid_bash(script):
 
 def test_measure_history_compiles():
     compile((ROOT / "tools/measure-history").read_text(), "measure-history", "exec")
+
+
+def test_the_vmap_contract_runs_on_every_release_and_on_the_old_venv():
+    """tests/properties (vmap against the loop over examples) is part of each matrix run and of `make test`'s
+    JAX 0.4.38 step, not only of the main run: the property is about the JAX each of them runs."""
+    paths = re.search(r"local paths=\(([^)]*)\)", (ROOT / "tools/test-matrix").read_text())[1].split()
+    assert "tests/properties" in paths and "tests/core" in paths
+    out = subprocess.run(["make", "--no-print-directory", "-n", "-C", str(ROOT), "test"],
+                         capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    old = [line for line in out.stdout.splitlines() if ".venv-jax0438/bin/python -m pytest" in line]
+    assert any("tests/properties" in line for line in old), old

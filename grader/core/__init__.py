@@ -16,12 +16,20 @@ _NAMES = {
     "signature": "jaxprs", "widening_broadcasts": "jaxprs", "flow": "jaxprs",
     "computed_by": "jaxprs",
     "Step": "paths", "trace_routes": "paths", "watch": "paths",
+    "Entry": "dispatch", "axis_env_sizes": "dispatch", "current_trace": "dispatch",
+    "entries": "dispatch", "entry_points": "dispatch", "primitive_named": "dispatch",
+    "reads_axis_data": "dispatch", "rule_function": "dispatch",
+    "source": "dispatch", "source_lines": "dispatch", "trace_chain": "dispatch",
+    "watch_entries": "dispatch", "watch_recorded": "dispatch",
     "Reading": "tables", "layout": "tables", "read_fresh": "tables", "read_here": "tables",
     "real_tables": "tables", "register_rule": "tables", "rule_for": "tables",
     "tables_holding": "tables", "unregister_rule": "tables",
     "normalize": "text", "strip_ansi": "text",
     "ArgView": "tracers", "Level": "tracers", "observe": "tracers", "view": "tracers",
     "TABLE_NAMES": "_jax", "error_meaning": "_jax",
+    # lesson 4: where vmap meets autodiff
+    "Bound": "autodiff", "Cost": "autodiff", "Reached": "autodiff", "reached": "autodiff",
+    "watch_methods": "autodiff", "watch_transposes": "autodiff", "is_custom_call": "autodiff",
 }
 __all__ = sorted(_NAMES) + ["history"]
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import sys
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -50,9 +51,19 @@ def outcome(fn, *args, **kwargs) -> Outcome:
     return Outcome(tuple(int(d) for d in out.shape), np.ascontiguousarray(out).tobytes())
 
 
+def _callers(depth: int = 8) -> tuple[str, ...]:
+    """Names of the functions calling the caller of this one, innermost first."""
+    frame, names = sys._getframe(2), []
+    while frame is not None and len(names) < depth:
+        names.append(frame.f_code.co_name)
+        frame = frame.f_back
+    return tuple(names)
+
+
 @contextlib.contextmanager
-def watch_matchaxis():
-    """Record every call of the installed JAX's ``matchaxis`` as ``(src, dst, sum_match)``.
+def watch_matchaxis(callers: bool = False):
+    """Record every call of the installed JAX's ``matchaxis`` as ``(src, dst, sum_match)``, with
+    ``callers``: ``(src, dst, sum_match, names of the calling functions, innermost first)``.
 
     vmap's own output handling and the batched custom-VJP backward pass both look ``matchaxis``
     up in the batching module at call time, so replacing the module attribute sees them all.
@@ -64,7 +75,8 @@ def watch_matchaxis():
     # while watching; inspect.signature follows __wrapped__ to the original's.
     @functools.wraps(original)
     def recording(*args, **kwargs):
-        calls.append(_jax.matchaxis_arguments(args, kwargs))
+        found = _jax.matchaxis_arguments(args, kwargs)
+        calls.append(found + (_callers(),) if callers else found)
         return original(*args, **kwargs)
 
     module.matchaxis = recording

@@ -38,6 +38,11 @@ class Answer:
         lines.append(f"  your JAX, {self.version}, asked now: {self.value}")
         return "\n".join(lines)
 
+    def line(self) -> str:
+        """One line for a lesson: the question, this JAX's live answer, and its recorded range."""
+        span = next((s for s, v in self.rows if v == self.recorded and _holds_range(s, self.version)), "?")
+        return f"{self.question}: {self.value} (your JAX {self.version}; releases {span}; the appendix has all)"
+
     def _repr_pretty_(self, printer, cycle) -> None:
         printer.text(str(self))
 

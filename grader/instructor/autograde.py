@@ -4,7 +4,9 @@ This is nbgrader's own ``Autograde`` converter (what ``nbgrader autograde ASSIGN
 --force`` runs), called once per submission with the course's configuration, so:
 
 * one bad submission never stops the batch: its failure (kernel died, timed out, unreadable
-  notebook) is recorded with its reason and the next student is graded;
+  or too large notebook) is recorded with its reason, named from nbgrader's exception (never read
+  from its log, which quotes what the student wrote; `grader.instructor.failures`), and the next
+  student is graded;
 * the status file (`grader.nbgrader_plugins.GradingStatus`) says ``grading`` while a student is
   being graded and ``graded``/``failed``/``missing`` once done, so a run killed half-way leaves at
   most one student per worker unfinished, marked as such, and the next run grades them again;
@@ -20,13 +22,16 @@ This is nbgrader's own ``Autograde`` converter (what ``nbgrader autograde ASSIGN
   submissions to grade (``--no-warm`` skips it always; `grader.instructor.warmup`); each
   judge's child starts beside its kernel (`grader.judge.ahead`);
 * re-running is idempotent: a submission already graded or failed, and unchanged since, is skipped
-  (``--force`` grades everything again).
+  (``--force`` grades everything again). Unchanged means the same content (a digest of the
+  notebooks, in the status file), never the same timestamp, and nothing unchanged is parsed
+  again (`grader.instructor.submissions`).
 
 * one autograde per gradebook at a time: a second run waits for the first (a file lock beside a
   SQLite gradebook, an advisory lock inside a PostgreSQL one; `grader.nbgrader_plugins.lock`),
   then skips what the first graded.
 
-The terminal gets one line per submission and a closing table (graded, late, overridden, blank,
+The terminal gets one line per submission (ids and reasons made safe to show: `safe.line`) and a
+closing table (graded, late, overridden, blank,
 flagged for manual grading, failed, missing; the slowest submissions; `grader.instructor.console`).
 Everything else, nbgrader's log and whatever kernels, judge children and workers print
 (ipykernel's "To connect another client ..." banner), goes to ``autograde.log`` in the course
@@ -37,9 +42,7 @@ Options are nbgrader's (``--Execute.timeout=20``, ``--student=ID``, ``--course-d
 from __future__ import annotations
 
 import contextlib
-import glob
 import os
-import re
 import sys
 import time
 
@@ -62,11 +65,10 @@ from traitlets import Bool, Int, Unicode, default
 
 from ..judge import ahead, sandbox
 from ..judge.preprocessor import JudgeExercises
-from ..judge.execute import MARK as LIMIT_MARK, BoundedExecute
-from ..nbgrader_plugins import (FAILED, GRADED, GRADING, KERNEL_DIED, MISSING, TIMED_OUT,
-                                UNREADABLE, GradingStatus, autograded_complete,
-                                inspect_submission)
-from . import console, pool, warmup
+from ..judge.execute import BoundedExecute
+from ..nbgrader_plugins import FAILED, GRADED, GRADING, GradingStatus, SubmissionSize, safe
+from ..nbgrader_plugins.received import ReceivedTimes
+from . import console, failures, pool, submissions, warmup
 
 flags = dict(nbgrader_flags)
 flags["force"] = ({"AutogradeEach": {"force": True}},
@@ -113,7 +115,8 @@ class AutogradeEach(NbGrader):
     @default("classes")
     def _classes_default(self):
         classes = super()._classes_default()
-        classes.extend([BaseConverter, Autograde, GradingStatus, AutogradeEach])
+        classes.extend([BaseConverter, Autograde, GradingStatus, SubmissionSize,
+                        ReceivedTimes, AutogradeEach])
         return classes
 
     def start(self) -> None:
@@ -128,21 +131,22 @@ class AutogradeEach(NbGrader):
                     self._logfile(root), self._terminal_to_log(root), \
                     contextlib.ExitStack() as scratch:
                 self._scratch = scratch           # what this run leaves behind is removed here
-                failures = self.grade_all(status)
+                failed = self.grade_all(status)
         except RuntimeError as err:
             self.fail(str(err))
         # A failed submission is an outcome, not an error of this command: it exits 0 once every
         # submission was tried, and 1 only when it could not start.
-        if failures is None:
+        if failed is None:
             self.fail("nothing was graded")
 
     # ---- the batch -------------------------------------------------------------------------
     def grade_all(self, status: GradingStatus):
         root = self.coursedir.root
-        assignments = self._assignments()
+        assignments = submissions.assignments(self)
         if assignments is None:
             return None
-        queue = [(a, s) for a in assignments for s in self._submitted_students(a)]
+        queue = [(a, s) for a in assignments
+                 for s in submissions.submitted_students(self.coursedir, a)]
         self._say(f"autograde: {len(queue)} submission(s) of {', '.join(assignments) or 'nothing'}"
                   f" in {root}")
         self._say(f"autograde: kernels and judge children limited by {sandbox.mechanism()}")
@@ -167,10 +171,14 @@ class AutogradeEach(NbGrader):
         wk = len(str(len(queue)))
         started = time.monotonic()
 
+        times = ReceivedTimes(parent=self)
+        received = times.load(root)
+
         def report(assignment, student, outcome, seconds):
             kind, text = outcome[0], outcome[1]
             if kind == GRADED:                  # graded: which kind of graded, from the gradebook
-                kind, text = console.graded_line(self.coursedir, assignment, student, text)
+                kind, text = console.graded_line(self.coursedir, assignment, student, text,
+                                                 times.note(received.get((assignment, student))))
             outcomes.append((assignment, student, kind, text, outcome[2], seconds))
             self._say(f"  [{len(outcomes):>{wk}}/{len(queue)}] {assignment:<{wa}}  "
                       f"{student:<{ws}}  {text}  ({seconds:.1f} s)")
@@ -198,7 +206,7 @@ class AutogradeEach(NbGrader):
             else:
                 pool.grade_in_pool(self, status, todo, jobs, settings, report)
         failed = [(a, s, why) for a, s, st, _, why, _ in outcomes if st == FAILED]
-        absent = self._report_absent(assignments, {(a, s) for a, s in queue})
+        absent = submissions.report_absent(self, assignments, {(a, s) for a, s in queue})
         for line in console.table(outcomes, absent, time.monotonic() - started):
             self._say(line)
         for a, s, why in failed:
@@ -207,7 +215,9 @@ class AutogradeEach(NbGrader):
         return failed
 
     def _say(self, text: str) -> None:
-        print(text, file=self._out, flush=True)
+        """One line of this run's own output: whatever a student chose in it (an id, a reason)
+        is shown as written, never acting on the terminal (`safe.line`)."""
+        print(safe.line(text), file=self._out, flush=True)
 
     @contextlib.contextmanager
     def _terminal_to_log(self, root: str):
@@ -220,47 +230,26 @@ class AutogradeEach(NbGrader):
 
     def grade_one(self, status, assignment, student, here) -> tuple[str, str, str]:
         """Grade one submission in this process; returns (status, what to print, reason)."""
-        status.record(self.coursedir.root, assignment, student, GRADING, "", here.timestamp)
+        status.record(self.coursedir.root, assignment, student, GRADING, "", here.timestamp,
+                      here.digest)
         result = self.autograde(assignment, student)
         return self._outcome(status, assignment, student, here, result)
 
     def _check(self, status, records, assignment, student):
-        """``(outcome, None)`` when the submission needs no grading (missing: recorded so; or
-        graded or failed, and unchanged since), else ``(None, submission)``."""
-        root = self.coursedir.root
-        here = inspect_submission(self.coursedir, assignment, student, self._notebooks[assignment])
-        if here.state == MISSING:
-            status.record(root, assignment, student, MISSING, here.reason, here.timestamp)
-            return (MISSING, f"missing: {here.reason}", here.reason), None
-        rec = records.get((assignment, student))
-        if (not self.force and rec is not None and rec.timestamp == here.timestamp
-                and (rec.status == FAILED or (rec.status == GRADED and autograded_complete(
-                    self.coursedir, assignment, student, here.notebooks)))):
-            return (rec.status, f"{rec.status} earlier, unchanged: {rec.reason}"
-                    if rec.status != GRADED else "graded earlier, unchanged", rec.reason), None
-        return None, here
+        return submissions.check(self, status, records, assignment, student)
 
     def _outcome(self, status, assignment, student, here, result) -> tuple[str, str, str]:
-        root = self.coursedir.root
-        error = (result.get("error") or "").strip().splitlines()
-        if error and error[-1].startswith("KeyboardInterrupt"):
-            # Ctrl-C: stop the batch; this student stays "grading" and is graded again next run.
-            raise KeyboardInterrupt
-        if result["success"]:
-            status.record(root, assignment, student, GRADED, "", here.timestamp)
-            return GRADED, "graded", ""
-        reason = here.reason if here.state == "unreadable" else failure_reason(result)
-        status.record(root, assignment, student, FAILED, reason, here.timestamp)
-        return FAILED, f"FAILED: {reason}", reason
+        return submissions.settle(self, status, assignment, student, here, result)
 
     def autograde(self, assignment: str, student: str) -> dict:
-        """nbgrader's own autograde of one submission (as NbGraderAPI.autograde does it)."""
+        """nbgrader's own autograde of one submission (as NbGraderAPI.autograde does it), with
+        the reason it failed, from the exception (`failures.outcome`)."""
         with temp_attrs(self.coursedir, assignment_id=assignment, student_id=student):
-            converter = Autograde(coursedir=self.coursedir, parent=self)
+            converter = failures.RecordingAutograde(coursedir=self.coursedir, parent=self)
             converter.force = True
             converter.create_student = True
             try:
-                return capture_log(converter)
+                return failures.outcome(converter, capture_log(converter))
             finally:
                 ahead.cancel_pending()     # a judge started ahead of a kernel that failed
 
@@ -273,69 +262,9 @@ class AutogradeEach(NbGrader):
         return max(1, min(os.cpu_count() or 1, pending // max(1, self.per_worker)))
 
     # ---- helpers ---------------------------------------------------------------------------
-    def _assignments(self) -> list[str] | None:
-        wanted = list(self.extra_args) or ([self.coursedir.assignment_id]
-                                           if self.coursedir.assignment_id else [])
-        self._notebooks = {}
-        with Gradebook(self.coursedir.db_url, self.coursedir.course_id) as gb:
-            known = {a.name: [nb.name for nb in a.notebooks] for a in gb.assignments}
-        for name in wanted:
-            if name not in known:
-                self.log.error("No assignment %r in the gradebook: run `make assign` "
-                               "(nbgrader generate_assignment) first", name)
-                self._say(f"autograde: no assignment {name!r} in the gradebook; generate it "
-                          "first (make assign)")
-                return None
-        self._notebooks = known
-        return wanted or sorted(known)
-
-    def _submitted_students(self, assignment: str) -> list[str]:
-        pattern = self.coursedir.format_path(self.coursedir.submitted_directory,
-                                             self.coursedir.student_id, assignment)
-        regexp = self.coursedir.format_path(self.coursedir.submitted_directory,
-                                            "(?P<student_id>[^/]+)", assignment, escape=True)
-        found = []
-        for path in glob.glob(pattern):
-            m = re.fullmatch(regexp, path)
-            if m and os.path.isdir(path):
-                found.append(m.group("student_id"))
-        return sorted(found)
-
-    def _report_absent(self, assignments, seen) -> int:
-        """Say who submitted nothing (roster students without a submitted folder); their count."""
-        if self.coursedir.student_id != "*":
-            return 0
-        with Gradebook(self.coursedir.db_url, self.coursedir.course_id) as gb:
-            roster = sorted(s.id for s in gb.students)
-        count = 0
-        for a in assignments:
-            absent = [s for s in roster if (a, s) not in seen]
-            count += len(absent)
-            if absent:
-                shown = ", ".join(absent[:20]) + (f" and {len(absent) - 20} more"
-                                                  if len(absent) > 20 else "")
-                self._say(f"  nothing submitted for {a} ({len(absent)}): {shown}")
-        return count
-
     def _quiet_console(self) -> None:
         console.quiet_console(self.log)
 
     def _logfile(self, root: str):
         return console.log_to_file(self.log, os.path.join(root, self.log_name), self.log_level)
 
-
-def failure_reason(result: dict) -> str:
-    """Why nbgrader's autograde of one submission failed, read from its log and traceback."""
-    text = "\n".join(result.get(k) or "" for k in ("log", "error"))
-    limit = re.search(re.escape(LIMIT_MARK) + r"(.+)", text)   # execute.KernelLimitExceeded
-    if limit:
-        return limit.group(1).strip()[:200]
-    if re.search(r"CellTimeoutError|UnresponsiveKernelError|Timeout waiting", text):
-        return TIMED_OUT
-    if re.search(r"DeadKernelError|Kernel died", text):
-        return KERNEL_DIED
-    if re.search(r"NotJSONError|JSONDecodeError|Notebook does not appear to be JSON", text):
-        return UNREADABLE
-    errors = [line for line in text.splitlines() if line.strip() and
-              not line.startswith(("[INFO]", "[WARNING]", "[DEBUG]"))]
-    return "autograde error: " + (errors[-1].strip()[:200] if errors else "unknown (see the log)")

@@ -15,7 +15,8 @@ import time
 
 from nbgrader.api import Gradebook, MissingEntry
 
-from ..nbgrader_plugins import BLANK, FAILED, GRADED, LATE, MISSING, NEEDS_MANUAL, OVERRIDDEN
+from ..nbgrader_plugins import (BLANK, FAILED, GRADED, LATE, MISSING, NEEDS_MANUAL, OVERRIDDEN,
+                                safe)
 from ..nbgrader_plugins.outcome import graded_row
 
 # The closing table's rows, in order; ALWAYS are shown even at zero.
@@ -41,13 +42,16 @@ def table(outcomes, absent: int, seconds: float) -> list[str]:
     return lines
 
 
-def graded_line(coursedir, assignment: str, student: str, text: str) -> tuple[str, str]:
+def graded_line(coursedir, assignment: str, student: str, text: str,
+                dates: str = "") -> tuple[str, str]:
     """(status, line) of a graded submission, as the export will say it: graded, late,
     overridden, blank or needs manual grading, with the score and the reason (for a graded one
-    too: an exercise the judge stopped for time, a notebook not submitted)."""
+    too: an exercise the judge stopped for time, a notebook not submitted; ``dates``: what to flag
+    about its timestamp, `ReceivedTimes.note`)."""
     with Gradebook(coursedir.db_url, coursedir.course_id) as gb:
         try:
-            row = graded_row(gb, assignment, student, gb.find_assignment(assignment).max_score)
+            row = graded_row(gb, assignment, student, gb.find_assignment(assignment).max_score,
+                             [dates] if dates else [])
         except MissingEntry:
             return GRADED, text
     earlier = " earlier, unchanged" if "unchanged" in text else ""
@@ -95,11 +99,24 @@ def quiet_console(log) -> None:
             handler.setLevel(max(handler.level, logging.CRITICAL))
 
 
+class SafeFormatter(logging.Formatter):
+    """A log record as the course writes it to autograde.log: every control character shown as
+    an escape (`safe.line`), and the record's later lines (a traceback) indented under it with
+    ``| ``, so no text a student chose (nbgrader quotes grade ids, exceptions quote answers)
+    can pass for a record of its own or repaint the terminal that shows the log."""
+
+    CONTINUED = "\n    | "
+
+    def format(self, record) -> str:
+        return self.CONTINUED.join(safe.line(part)
+                                   for part in super().format(record).split("\n"))
+
+
 @contextlib.contextmanager
 def log_to_file(log, path: str, level):
     """Everything nbgrader logs (and Python's warnings) goes to the log file for this run."""
     handler = logging.FileHandler(path, mode="a")
-    handler.setFormatter(logging.Formatter("%(asctime)s [%(levelname)s] %(message)s"))
+    handler.setFormatter(SafeFormatter("%(asctime)s [%(levelname)s] %(message)s"))
     handler.stream.write(f"\n==== autograde started {time.strftime('%Y-%m-%d %H:%M:%S')}\n")
     handler.setLevel(min(level if isinstance(level, int) else logging.getLevelName(level),
                          logging.INFO))

@@ -36,6 +36,7 @@ from traitlets.config import LoggingConfigurable
 from ..nbgrader_plugins import FAILED, GRADING
 from ..nbgrader_plugins.lock import is_postgres
 from . import grading, warmup
+from .failures import failure_reason
 from .cluster_task import (TOKEN_FILE, JudgeCache, Run, WorkerUnfit, code_digest, describe,
                            grade_task, pack, probe, unfit)
 from .progress import Progress
@@ -191,7 +192,7 @@ def _grade(client, app, status, todo, run: Run, report, conf) -> float:
     def hand_out(workers: int) -> None:
         while pending and len(running) < conf.per_worker * max(1, workers):
             assignment, student, here = pending.pop(0)
-            status.record(root, assignment, student, GRADING, "", here.timestamp)
+            status.record(root, assignment, student, GRADING, "", here.timestamp, here.digest)
             future = client.submit(grade_task, run, assignment, student, pure=False,
                                    key=("autograde", f"{assignment}/{student}", run.token))
             running[future] = (assignment, student, here, time.monotonic())
@@ -232,7 +233,8 @@ def _outcome(app, status, future, assignment, student, here) -> tuple[str, str, 
         result = future.result()
     except KilledWorker as err:
         reason = f"it stopped {err.allowed_failures + 1} grading workers"
-        status.record(app.coursedir.root, assignment, student, FAILED, reason, here.timestamp)
+        status.record(app.coursedir.root, assignment, student, FAILED, reason, here.timestamp,
+                      here.digest)
         return FAILED, f"FAILED: {reason}", reason
     except WorkerUnfit as err:
         raise ClusterError(str(err)) from None
@@ -240,5 +242,5 @@ def _outcome(app, status, future, assignment, student, here) -> tuple[str, str, 
         raise ClusterError(f"the scheduler dropped {assignment}/{student} (restarted, or lost "
                            "this client); run autograde again to grade what is left") from None
     except Exception as err:  # an error of the grading itself fails this submission only
-        result = {"success": False, "log": "", "error": f"{type(err).__name__}: {err}"}
+        result = {"success": False, "reason": failure_reason(err)}
     return app._outcome(status, assignment, student, here, result)

@@ -6,8 +6,10 @@ ASSIGNMENT --student S --force`` runs) with the course folder's nbgrader_config.
 so every submission of a run is judged on the same cases wherever it is graded. The first call
 in a process sets nbgrader up there (the course folder becomes the process's current folder, as
 nbgrader's apps need: they read its nbgrader_config.py); later calls reuse it. It writes the
-gradebook and the autograded folder and returns nbgrader's ``capture_log`` result
-(``success``, ``log``, ``error``); the status file is the caller's (`AutogradeEach`).
+gradebook and the autograded folder and returns nbgrader's ``capture_log`` result (``success``,
+``log``, ``error``) with the failure's ``reason``, named here from the exception object
+(`failures.outcome`: it crosses the process boundary as text); the status file is the
+caller's (`AutogradeEach`).
 """
 from __future__ import annotations
 
@@ -41,8 +43,7 @@ def grade_submission(course: str, assignment: str, student: str, settings: RunSe
     app = _app(os.path.abspath(course), settings)
     for attempt in range(tries):
         result = app.autograde(assignment, student)
-        text = (result.get("log") or "") + (result.get("error") or "")
-        if result["success"] or "database is locked" not in text or attempt == tries - 1:
+        if result["success"] or not result.get("locked") or attempt == tries - 1:
             return result
         time.sleep(0.5 * (attempt + 1))
     return result
@@ -76,7 +77,8 @@ def _configured(course: str, settings: RunSettings):
 
 def _log_to(app, path: str) -> None:
     handler = logging.FileHandler(path, mode="a")
-    handler.setFormatter(logging.Formatter(
+    from .console import SafeFormatter
+    handler.setFormatter(SafeFormatter(
         f"%(asctime)s [%(levelname)s] [worker {os.getpid()}] %(message)s"))
     handler.setLevel(logging.INFO)
     app.log.addHandler(handler)

@@ -10,6 +10,7 @@ import time
 
 from ..nbgrader_plugins import GRADING
 from . import grading
+from .failures import failure_reason
 
 
 def grade_in_pool(app, status, todo, jobs, settings, report) -> None:
@@ -29,7 +30,7 @@ def grade_in_pool(app, status, todo, jobs, settings, report) -> None:
         while todo and len(running) < jobs:
             assignment, student, here = todo.pop(0)
             status.record(app.coursedir.root, assignment, student, GRADING, "",
-                          here.timestamp)
+                          here.timestamp, here.digest)
             fut = pool.submit(grading.grade_submission, course, assignment, student,
                               settings)
             running[fut] = (assignment, student, here, time.monotonic())
@@ -43,8 +44,7 @@ def grade_in_pool(app, status, todo, jobs, settings, report) -> None:
                 try:
                     result = fut.result()
                 except Exception as err:  # a worker that died fails its student only
-                    result = {"success": False, "log": "",
-                              "error": f"{type(err).__name__}: {err}"}
+                    result = {"success": False, "reason": failure_reason(err)}
                 outcome = app._outcome(status, assignment, student, here, result)
                 report(assignment, student, outcome, time.monotonic() - start)
             submit_next()

@@ -32,6 +32,10 @@ class RestoreCellMetadata(NbGraderPreprocessor):
         for cell in nb.cells:
             meta = cell.metadata.get("nbgrader")
             if not meta:
+                # DeduplicateIds leaves ``nbgrader: {}`` on a copy of a released cell (one
+                # pasted twice), which OverwriteCells then reads for a grade id (KeyError,
+                # the whole submission failed): the copy is the student's own cell.
+                cell.metadata.pop("nbgrader", None)
                 continue
             grade_id = meta.get("grade_id")
             if grade_id not in locked:

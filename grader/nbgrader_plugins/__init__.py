@@ -3,7 +3,9 @@
 Each class does one job through one of nbgrader's documented extension points:
 
 * `GradingStatus` (`status`): the course's record of what became of each submission, beside the
-  gradebook, and the one-autograde-per-gradebook lock (`lock`).
+  gradebook, and the one-autograde-per-gradebook lock (`lock`); `submission`: what a collected
+  folder holds, its size checked before anything parses it (`SubmissionSize`).
+* `safe`: text a student influenced, made safe to show (terminal, logs, status, every export).
 * `StatusExportPlugin`, `CanvasExportPlugin`, `MoodleExportPlugin` (`export`):
   ``nbgrader export`` (``ExportApp.plugin_class``) with a truthful status per student and
   assignment (`outcome`): a failed, missing, blank, late, overridden or flagged submission is
@@ -23,14 +25,16 @@ from .late import DueDates, PercentPerDay, SetDueDate, record_due_dates
 from .outcome import JUDGE_FLAG, Row
 from .status import (BLANK, FAILED, GRADED, GRADING, INTERRUPTED, KERNEL_DIED, LATE, MISSING,
                      NEEDS_MANUAL, NO_NOTEBOOK, NOT_AUTOGRADED, NOTHING_SUBMITTED, OVERRIDDEN,
-                     STALE, TIMED_OUT, UNCHANGED, UNREADABLE, GradingStatus, Record, Submitted,
-                     autograded_complete, inspect_submission)
+                     STALE, TIMED_OUT, TOO_LARGE, UNCHANGED, UNREADABLE, GradingStatus, Record)
+from .submission import (SubmissionSize, Submitted, autograded_complete, digest,
+                         inspect_submission)
 
 __all__ = [
     "BLANK", "FAILED", "GRADED", "GRADING", "INTERRUPTED", "KERNEL_DIED", "LATE", "MISSING",
     "NEEDS_MANUAL", "NO_NOTEBOOK", "NOT_AUTOGRADED", "NOTHING_SUBMITTED", "OVERRIDDEN", "STALE",
-    "TIMED_OUT", "UNCHANGED", "UNREADABLE", "JUDGE_FLAG",
+    "TIMED_OUT", "TOO_LARGE", "UNCHANGED", "UNREADABLE", "JUDGE_FLAG",
     "CanvasExportPlugin", "ClearHiddenTestsInFeedback", "DueDates", "GradingStatus",
     "MoodleExportPlugin", "PercentPerDay", "Record", "Row", "SetDueDate", "StatusExportPlugin",
-    "Submitted", "autograded_complete", "inspect_submission", "record_due_dates",
+    "SubmissionSize", "Submitted", "autograded_complete", "digest", "inspect_submission",
+    "record_due_dates",
 ]

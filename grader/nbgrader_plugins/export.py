@@ -20,7 +20,8 @@
   assignment's feedback column (Moodle: import the grade and feedback columns together).
 
 Each writes relative paths under the course folder (CourseDirectory.root) and says which files
-it wrote.
+it wrote. Every cell of every file goes through `safe.cell` (`Sheet`): a cell starting with ``=``,
+``+``, ``-``, ``@``, tab or CR is disarmed with a ``'``, as OWASP advises against CSV injection.
 """
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ from nbgrader.coursedir import CourseDirectory
 from nbgrader.plugins import ExportPlugin
 from traitlets import Dict, List, Unicode
 
+from . import safe
 from .outcome import Row, rows
 from .status import BLANK, GRADED, LATE, OVERRIDDEN, GradingStatus
 
@@ -44,13 +46,28 @@ def _num(x: float | None) -> str:
     return "" if x is None else str(int(x)) if float(x).is_integer() else f"{x:g}"
 
 
+class Sheet:
+    """``csv.writer`` whose every cell is `safe.cell`: no formula a spreadsheet would run, no
+    control character (names, ids and reasons are the students' and their code's words)."""
+
+    def __init__(self, fh):
+        self._out = csv.writer(fh)
+
+    def writerow(self, row) -> None:
+        self._out.writerow([safe.cell(v) for v in row])
+
+    def writerows(self, rows_) -> None:
+        for row in rows_:
+            self.writerow(row)
+
+
 class CourseExport(ExportPlugin):
     """What every format shares: the rows, the course folder, saying what was written."""
 
     def rows(self, gradebook) -> list[Row]:
         coursedir = self._coursedir()
         return rows(gradebook, coursedir, GradingStatus(parent=self).load(coursedir.root),
-                    {str(a) for a in self.assignment}, {str(s) for s in self.student})
+                    {str(a) for a in self.assignment}, {str(s) for s in self.student}, self)
 
     def path(self, name: str) -> str:
         return os.path.join(self._coursedir().root, name)
@@ -60,7 +77,7 @@ class CourseExport(ExportPlugin):
 
     def write_long(self, rows_: list[Row], path: str) -> None:
         with open(path, "w", newline="", encoding="utf-8") as fh:
-            out = csv.writer(fh)
+            out = Sheet(fh)
             out.writerow(COLUMNS)
             out.writerows([r.assignment, r.student_id, _num(r.score), _num(r.max_score),
                            r.status, r.reason, r.lms_user_id, r.email] for r in rows_)
@@ -109,7 +126,7 @@ class LmsExport(CourseExport):
             by_student.setdefault(r.student_id, {})[r.assignment] = r
         path = self.path(self.to)
         with open(path, "w", newline="", encoding="utf-8") as fh:
-            self.write(csv.writer(fh), assignments, by_student)
+            self.write(Sheet(fh), assignments, by_student)
         keyed = [self.key(next(iter(v.values()))) for v in by_student.values()]
         counts = ", ".join(f"{keyed.count(k)} by {k}" for k in dict.fromkeys(keyed))
         self.say(f"wrote {path}: {len(by_student)} students x {len(assignments)} assignments "

@@ -2,15 +2,20 @@
 shows hidden tests verbatim in the feedback, #917)."""
 from __future__ import annotations
 
+from nbgrader import utils
 from nbgrader.preprocessors import ClearHiddenTests, GetGrades
 from traitlets import List, Unicode
 
 from ..core.text import strip_ansi
 
+
 class ClearHiddenTestsInFeedback(ClearHiddenTests):
     """Feedback preprocessor: hidden-test regions leave the grade cells' source, and any output
     line that quotes a hidden-test line (a traceback, say) is replaced, while the grader's own
-    messages (expected, got, hint) stay.
+    messages (expected, got, hint) stay. Only grade cells are read for regions (their source is
+    the instructor's, restored from the gradebook): a student's own cell that mentions the
+    delimiters stays as the student wrote it, and never stops the feedback (nbgrader's
+    ClearHiddenTests raised on it, failing that student and ``make feedback`` for everyone).
 
     Put it in ``GenerateFeedback.preprocessors`` after ``GetGrades``.
     """
@@ -26,6 +31,8 @@ class ClearHiddenTestsInFeedback(ClearHiddenTests):
     ).tag(config=True)
 
     def preprocess_cell(self, cell, resources, cell_index):
+        if not utils.is_grade(cell):
+            return cell, resources
         before = cell.source
         cell, resources = super().preprocess_cell(cell, resources, cell_index)
         hidden = _removed_lines(before, cell.source)
@@ -49,6 +56,7 @@ class ClearHiddenTestsInFeedback(ClearHiddenTests):
 def _plain(line: str) -> str:
     """A line without ANSI colour codes (IPython colours tracebacks token by token)."""
     return strip_ansi(line)
+
 
 def _removed_lines(before: str, after: str) -> list[str]:
     kept = {line.strip() for line in after.split("\n")}

@@ -12,9 +12,11 @@ grading``, ``overridden``, ``blank`` or ``late`` when the gradebook says so, els
 * blank: every answer cell carries nbgrader's "No response." comment, which ``SaveAutoGrades``
   writes when the cell's checksum equals the one recorded at release.
 * late: the submission's timestamp is past its due date; ``AssignLatePenalties`` stored the
-  penalty, and the score here has it subtracted.
+  penalty, and the score here has it subtracted. The timestamp is when the exchange received it
+  (`received.ReceivedCollect`); a student's timestamp.txt that disagrees is named in the reason.
 
-Every applicable note goes into the reason, the first of them (in that order) names the status.
+Every applicable note goes into the reason, the first of them (in that order) names the status;
+every reason is made safe to show (`safe.text`: the judge quotes names the student chose).
 """
 from __future__ import annotations
 
@@ -22,9 +24,12 @@ from dataclasses import dataclass
 
 from nbgrader.api import MissingEntry
 
+from . import safe
+from .received import ReceivedTimes
 from .status import (BLANK, FAILED, GRADED, GRADING, INTERRUPTED, LATE, MISSING, NEEDS_MANUAL,
-                     NOT_AUTOGRADED, NOTHING_SUBMITTED, OVERRIDDEN, STALE, UNCHANGED,
-                     autograded_complete, inspect_submission, read_timestamp)
+                     NOT_AUTOGRADED, NOTHING_SUBMITTED, OVERRIDDEN, STALE, UNCHANGED)
+from .submission import (PRESENT, autograded_complete, autograded_paths, digest,
+                         inspect_submission, read_timestamp, size_limit)
 
 # What the judge writes into a flagged cell's comment (grader.judge; the interface between the
 # two): "inside-vmap: needs manual grading: <reason>".
@@ -32,6 +37,7 @@ JUDGE_FLAG = "inside-vmap: needs manual grading: "
 # ... and into the answer cell of an exercise it stopped for time: "inside-vmap: timed out: <why>".
 JUDGE_TIMED_OUT = "inside-vmap: timed out: "
 NO_RESPONSE = "No response."            # nbgrader's SaveAutoGrades, for an unchanged answer
+REASON_LIMIT = 2000                     # characters of one reason (the judge cuts each to 600)
 
 
 @dataclass(frozen=True)
@@ -49,8 +55,12 @@ class Row:
     lms_user_id: str = ""
 
 
-def rows(gradebook, coursedir, records, assignments=(), students=()) -> list[Row]:
-    """A `Row` per enrolled student and assignment (optionally only those named)."""
+def rows(gradebook, coursedir, records, assignments=(), students=(), parent=None) -> list[Row]:
+    """A `Row` per enrolled student and assignment (optionally only those named). ``parent``
+    (the export plugin) carries the configuration: the size limit, the received times."""
+    max_bytes = size_limit(parent)
+    times = ReceivedTimes(parent=parent)
+    received = times.load(coursedir.root)
     out = []
     for assignment in gradebook.assignments:
         if assignments and assignment.name not in assignments:
@@ -59,8 +69,9 @@ def rows(gradebook, coursedir, records, assignments=(), students=()) -> list[Row
         for student in sorted(gradebook.students, key=lambda s: s.id):
             if students and student.id not in students:
                 continue
+            key = (assignment.name, student.id)
             row = classify(gradebook, coursedir, assignment, student.id, notebooks,
-                           records.get((assignment.name, student.id)))
+                           records.get(key), max_bytes, times.note(received.get(key)))
             out.append(Row(**{**row.__dict__, **identity(student)}))
     return out
 
@@ -70,42 +81,65 @@ def identity(student) -> dict:
                                                     "lms_user_id")}
 
 
-def classify(gradebook, coursedir, assignment, student_id, notebooks, rec) -> Row:
+def classify(gradebook, coursedir, assignment, student_id, notebooks, rec,
+             max_bytes: int | None = None, dates: str = "") -> Row:
     """The row of one submission: from the folders and the status file first (missing, failed),
-    then from the gradebook (`graded_row`)."""
+    then from the gradebook (`graded_row`). What a record vouches for is not read again: a
+    submission whose content it graded, an autograded notebook it saw written. ``dates``: what
+    to flag about the submission's timestamp (`received.ReceivedTimes.note`)."""
     name, top = assignment.name, assignment.max_score
 
     def failed(reason):
-        return Row(name, student_id, None, top, FAILED, reason)
+        return Row(name, student_id, None, top, FAILED, safe.text(reason))
 
-    here = inspect_submission(coursedir, name, student_id, notebooks)
+    vouched = rec.digest if rec is not None and rec.status in (GRADED, FAILED) else ""
+    here = inspect_submission(coursedir, name, student_id, notebooks, max_bytes, vouched)
     try:
         gradebook.find_submission(name, student_id)
         in_gradebook = True
     except MissingEntry:
         in_gradebook = False
     if here.state == MISSING:
-        if here.reason == NOTHING_SUBMITTED and in_gradebook and \
-                autograded_complete(coursedir, name, student_id, notebooks):
+        if here.reason == NOTHING_SUBMITTED and in_gradebook and autograded_complete(
+                coursedir, name, student_id, notebooks, rec.graded if rec else "", max_bytes):
             return graded_row(gradebook, name, student_id, top)   # submitted/ was removed since
         return Row(name, student_id, None, top, MISSING, here.reason)
-    if here.state == "unreadable":
-        return failed(here.reason)
-    if rec is not None and rec.timestamp != here.timestamp:
-        rec = None                      # a record about an earlier submission
+    if here.state != PRESENT:
+        return failed(here.reason)      # unreadable, or too large to read at all
+    earlier = None
+    if rec is not None and not rec.about(here):
+        earlier, rec = rec, None        # a record about an earlier submission
     if rec is not None and rec.status == GRADING:
         return failed(INTERRUPTED)
-    if in_gradebook and autograded_complete(coursedir, name, student_id, here.notebooks):
-        graded_from = read_timestamp(coursedir.format_path(coursedir.autograded_directory,
-                                                           student_id, name))
-        if graded_from != here.timestamp:
-            return failed(STALE)        # collected again (--update) since it was graded
+    if in_gradebook:
         absent = [n for n in notebooks if n not in here.notebooks]
-        return graded_row(gradebook, name, student_id, top,
-                          [f"not submitted: {', '.join(absent)}"] if absent else [])
+        notes = ([f"not submitted: {', '.join(absent)}"] if absent else []) + \
+            ([dates] if dates else [])
+        graded = _graded_content(coursedir, name, student_id, here.notebooks, rec, earlier)
+        if graded is None and autograded_complete(coursedir, name, student_id, here.notebooks,
+                                                  max_bytes=max_bytes):
+            # Nothing the status file says applies (a plain `nbgrader autograde`): the graded
+            # notebook is this submission's when collect dated both the same.
+            graded = read_timestamp(coursedir.format_path(
+                coursedir.autograded_directory, student_id, name)) == here.timestamp
+        if graded is False:
+            return failed(STALE)        # collected again (--update) since it was graded
+        if graded:
+            return graded_row(gradebook, name, student_id, top, notes)
     if rec is not None and rec.status == FAILED:
         return failed(rec.reason)
     return failed(NOT_AUTOGRADED)
+
+
+def _graded_content(coursedir, name, student_id, notebooks, rec, earlier) -> bool | None:
+    """Whether the autograded notebooks are of this submission, as far as the status file
+    knows: True (graded from this content), False (from an earlier one), None (it cannot say:
+    no record, or the autograded files changed since it was written)."""
+    for known, verdict in ((rec, True), (earlier, False)):
+        if known is not None and known.status == GRADED and known.graded:
+            if digest(autograded_paths(coursedir, name, student_id, notebooks)) == known.graded:
+                return verdict
+    return None
 
 
 def graded_row(gradebook, name, student_id, top, extra=()) -> Row:
@@ -133,7 +167,7 @@ def graded_row(gradebook, name, student_id, top, extra=()) -> Row:
     notes.extend((GRADED, why) for why in extra)
     status = notes[0][0] if notes else GRADED
     return Row(name, student_id, max(0.0, sub.score - penalty), top, status,
-               "; ".join(why for _, why in notes if why))
+               safe.text("; ".join(why for _, why in notes if why), REASON_LIMIT))
 
 
 def manual_reason(grades, comments) -> str:

@@ -26,6 +26,8 @@ import tempfile
 from nbgrader.apps.dbapp import DbStudentImportApp
 from traitlets import Unicode, default
 
+from . import safe
+
 NBGRADER_COLUMNS = ("id", "first_name", "last_name", "email", "lms_user_id")
 
 # format -> {nbgrader column: roster column, or a tuple of alternatives}; "name" is "Last, First".
@@ -133,7 +135,7 @@ class RosterImport(DbStudentImportApp):
         try:
             fmt, students, skipped = convert(source, self.id_column)
         except RosterError as err:
-            self.fail(str(err))
+            self.fail(safe.text(err, 2000))
         fd, mapped = tempfile.mkstemp(suffix=".csv", prefix="inside-vmap-roster-")
         try:
             with os.fdopen(fd, "w", newline="", encoding="utf-8") as fh:
@@ -147,8 +149,8 @@ class RosterImport(DbStudentImportApp):
         print(f"inside-vmap: imported {len(students)} students from {source} (a {fmt}: "
               + ", ".join(f"{c if isinstance(c, str) else ' or '.join(c)} -> {f}"
                           for f, c in self._mapping(fmt).items()) + ")", flush=True)
-        for why in skipped:
-            print(f"  skipped {why}", flush=True)
+        for why in skipped:                 # a roster's ids are shown as written, never acting
+            print(f"  skipped {safe.text(why)}", flush=True)
 
     def _mapping(self, fmt):
         mapping = dict(ROSTER_FORMATS[fmt])

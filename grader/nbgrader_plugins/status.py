@@ -1,9 +1,11 @@
-"""What became of each submission: the folders nbgrader leaves, and the course's status file.
+"""What became of each submission: the statuses and reasons, and the course's status file.
 
 `GradingStatus` is the course's record (graded, failed and why, missing), kept beside the gradebook
 in ``grading-status.json``; ``python -m grader.instructor autograde`` writes it, nbgrader never
-needs it. Its `GradingStatus.exclusive` is the one-autograde-per-gradebook lock (`grader.
-nbgrader_plugins.lock`).
+needs it. Each `Record` names the content it is about (the digest of the submitted notebooks),
+so a resubmission is told from the graded one by its content, never by its timestamp. Its
+`GradingStatus.exclusive` is the one-autograde-per-gradebook lock (`grader.nbgrader_plugins.lock`).
+What is in the folders is `grader.nbgrader_plugins.submission`'s.
 """
 from __future__ import annotations
 
@@ -14,12 +16,10 @@ import os
 import tempfile
 from dataclasses import asdict, dataclass
 
-import nbformat
-from nbgrader.coursedir import CourseDirectory
 from traitlets import Unicode
 from traitlets.config import LoggingConfigurable
 
-from . import lock
+from . import lock, safe
 
 # The statuses a submission can have, as written in the export's ``status`` column.
 GRADED = "graded"
@@ -35,6 +35,7 @@ GRADING = "grading"             # only in the status file: autograde started and
 KERNEL_DIED = "kernel died"
 TIMED_OUT = "timed out"
 UNREADABLE = "unreadable notebook"
+TOO_LARGE = "notebook too large"
 NOTHING_SUBMITTED = "nothing submitted"
 NO_NOTEBOOK = "no notebook in the submission"
 INTERRUPTED = "autograde was interrupted; run it again"
@@ -50,60 +51,13 @@ class Record:
     reason: str = ""
     timestamp: str | None = None        # the submission's timestamp.txt, as a string
     at: str = ""                        # when this was recorded (UTC, ISO 8601)
+    digest: str = ""                    # of the submitted notebooks it is about (submission.digest)
+    graded: str = ""                    # graded: the digest of the autograded notebooks written
 
-
-@dataclass(frozen=True)
-class Submitted:
-    """What is in ``submitted/<student>/<assignment>`` right now."""
-    state: str                          # "present", "missing" or "unreadable"
-    reason: str = ""
-    timestamp: str | None = None
-    notebooks: tuple[str, ...] = ()     # names (without .ipynb) of the notebooks found
-
-
-def inspect_submission(coursedir: CourseDirectory, assignment: str, student: str,
-                       expected: list[str]) -> Submitted:
-    """Look at a collected submission without running it: is it there, and can it be read?"""
-    path = coursedir.format_path(coursedir.submitted_directory, student, assignment)
-    if not os.path.isdir(path):
-        return Submitted(MISSING, NOTHING_SUBMITTED)
-    timestamp = read_timestamp(path)
-    found = tuple(n for n in expected if os.path.isfile(os.path.join(path, n + ".ipynb")))
-    if not found:
-        return Submitted(MISSING, NO_NOTEBOOK, timestamp)
-    for name in found:
-        try:
-            with open(os.path.join(path, name + ".ipynb"), encoding="utf-8") as fh:
-                nbformat.read(fh, as_version=4)
-        except Exception:           # any way of not being a notebook is the same finding
-            return Submitted("unreadable", f"{UNREADABLE} ({name}.ipynb)", timestamp, found)
-    return Submitted("present", "", timestamp, found)
-
-
-def read_timestamp(path: str) -> str | None:
-    try:
-        with open(os.path.join(path, "timestamp.txt"), encoding="utf-8") as fh:
-            return fh.read().strip() or None
-    except OSError:
-        return None
-
-
-def autograded_complete(coursedir: CourseDirectory, assignment: str, student: str,
-                        notebooks) -> bool:
-    """Whether every given notebook has its autograded version, executed. (nbgrader writes the
-    sanitized notebook there before running it, so a run killed half-way leaves an unexecuted
-    one behind; a failed run removes the folder.)"""
-    path = coursedir.format_path(coursedir.autograded_directory, student, assignment)
-    return bool(notebooks) and all(_executed(os.path.join(path, n + ".ipynb")) for n in notebooks)
-
-
-def _executed(path: str) -> bool:
-    try:
-        with open(path, encoding="utf-8") as fh:
-            nb = nbformat.read(fh, as_version=4)
-    except Exception:
-        return False
-    return any(c.cell_type == "code" and c.get("execution_count") for c in nb.cells)
+    def about(self, here) -> bool:
+        """Whether this record is about the submission ``here`` (a `submission.Submitted`):
+        the same content; a record without a digest (an older one) goes by the timestamp."""
+        return self.digest == here.digest if self.digest else self.timestamp == here.timestamp
 
 
 class GradingStatus(LoggingConfigurable):
@@ -130,10 +84,11 @@ class GradingStatus(LoggingConfigurable):
             return {}
 
     def record(self, root: str, assignment: str, student: str, status: str, reason: str = "",
-               timestamp: str | None = None) -> Record:
-        """Write one record; the file is replaced in one step, so a kill never leaves it torn."""
+               timestamp: str | None = None, digest: str = "", graded: str = "") -> Record:
+        """Write one record (the reason made safe to show); the file is replaced in one step, so
+        a kill never leaves it torn."""
         at = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-        rec = Record(status, reason, timestamp, at)
+        rec = Record(status, safe.text(reason), timestamp, at, digest, graded)
         records = self.load(root)
         records[(assignment, student)] = rec
         raw: dict = {"assignments": {}}

@@ -1,19 +1,29 @@
 """The course as a student meets it: JupyterLab in Chromium, driven by Playwright.
 
-Lesson 1 runs top to bottom without an error and draws its figures; exercise 1 arrives through nbgrader's assignment
-list; a wrong self-check prediction shows its verdict once and the run goes on past it; a wrong answer gets the
-targeted feedback (what failed, expected against got, the hint), the corrected answer passes, and nbgrader's Validate
-button checks the saved notebook. Every step leaves a screenshot in build/screenshots/.
+Lessons 1, 3 and 4 run top to bottom without an error and draw their figures; exercise 1 arrives through nbgrader's
+assignment list; a wrong self-check prediction shows its verdict once and the run goes on past it; a wrong answer gets
+the targeted feedback (what failed, expected against got, the hint), the corrected answer passes, and nbgrader's
+Validate button checks the saved notebook. Exercise 3, released by
+nbgrader, gives a rule-of-thumb answer its hint and passes the lesson's reasoning. Every step leaves a screenshot in
+build/screenshots/.
 """
 from __future__ import annotations
 
+import pathlib
 import re
 
 import pytest
 
+from tests.fixtures.solutions import solved_cell
+
 pytestmark = pytest.mark.browser
 
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
 LESSON = "lessons/01-the-rule-per-primitive.ipynb"
+# Each lesson run top to bottom: its screenshots' prefix (lesson 1 keeps the plain names), the figures it draws.
+LESSONS = {LESSON: ("", 1), "lessons/03-batching-whole-programs.ipynb": ("lesson-3-", 2),
+           "lessons/04-vmap-meets-autodiff.ipynb": ("lesson-4-", 1)}
 EXERCISE = "01-the-rule-per-primitive"
 RUN_ALL_TIMEOUT_MS = 180_000
 CELL_TIMEOUT_MS = 60_000
@@ -21,11 +31,13 @@ CELL_TIMEOUT_MS = 60_000
 # JupyterLab 4 renders an error (a traceback) and text on stderr alike: as stderr-typed text. Both alarm a student.
 STDERR_MIME = "application/vnd.jupyter.stderr"
 
-WRONG_RULE = '''def softsign_rule(prim, vals, dims, **params):
-    """Batching rule for an elementwise primitive."""
+WRONG_RULE = '''def moments_rule(prim, vals, dims, *, axis):
+    """Batching rule for moments: [mean along axis, x - mean], the batch axis left in place."""
     (x,), (d,) = vals, dims
-    return prim.bind(x, **params), 0'''
-RIGHT_RULE = WRONG_RULE[:-1] + "d"
+    a = axis if axis < d else axis + 1
+    mean, centred = prim.bind(x, axis=a)
+    return [mean, centred], [d, d]'''
+RIGHT_RULE = WRONG_RULE.replace("[d, d]", "[d - 1 if a < d else d, d]")
 # A plausible wrong prediction: the in_axes copied as the tracer's batch dim.
 WRONG_PREDICTION = "tracer_prediction = (-1, (2, 3), (2, 3, 4))"
 
@@ -96,17 +108,18 @@ def to_top(locator):
 
 def selfcheck_wrong_then_run_on(page, panel, screenshots):
     """A wrong prediction, then "Run Selected Cell and All Below": the self-check shows one verdict and raises
-    nothing, so the run reaches the next answer cell (still unanswered: it raises NotImplementedError, as it should)."""
-    prediction = code_cell(panel, "tracer_prediction = (")    # before and after the answer is typed
+    nothing, so the run goes on; the next prediction, still as released (None), is "not answered yet", and
+    nothing on the way stops the run."""
+    prediction = code_cell(panel, "tracer_prediction = ")    # before and after the answer is typed
     check = code_cell(panel, "L1.selfcheck_tracer(tracer_prediction)")
-    following = code_cell(panel, 'route_prediction = "shortcut" or "rule"')
+    following = code_cell(panel, "L1.selfcheck_route(route_prediction)")
     assert prediction.count() == 1 and check.count() == 1 and following.count() == 1
     type_answer(prediction, WRONG_PREDICTION)
     prediction.locator(".cm-content").click()
     page.keyboard.press("Escape")            # command mode: the run starts at the selected cell
     page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
     page.get_by_role("menuitem", name="Run Selected Cell and All Below").click()
-    following.locator(f'.jp-OutputArea-output[data-mime-type="{STDERR_MIME}"]').wait_for(timeout=CELL_TIMEOUT_MS)
+    following.locator(".inside-vmap-result").wait_for(timeout=CELL_TIMEOUT_MS)
     verdicts = check.locator(".inside-vmap-result")
     assert verdicts.count() == 1, f"{verdicts.count()} verdicts"
     # The DOM's text, laid out or not: JupyterLab may hide cells scrolled out of view.
@@ -116,16 +129,19 @@ def selfcheck_wrong_then_run_on(page, panel, screenshots):
     assert check.locator(".jp-OutputArea-output").count() == 1, "the verdict is shown more than once"
     assert check.locator(f'.jp-OutputArea-output[data-mime-type="{STDERR_MIME}"]').count() == 0
     assert re.fullmatch(r"\[\d+\]:", check.locator(".jp-InputArea-prompt").first.text_content().strip())
-    assert "NotImplementedError" in following.text_content()
+    assert "not answered yet" in following.text_content()
     to_top(prediction)
     screenshots(page, "06b-exercise-wrong-selfcheck")
 
 
-def test_lesson_1_runs_clean_and_draws_its_figures(page, lab, screenshots):
-    panel = open_notebook(page, lab, LESSON)
+@pytest.mark.parametrize("lesson", LESSONS, ids=lambda path: path.split("/")[1].split("-")[0])
+def test_lesson_runs_clean_and_draws_its_figures(page, lab, screenshots, lesson):
+    prefix, figures = LESSONS[lesson]
+    shot = lambda name: screenshots(page, prefix + name)      # noqa: E731
+    panel = open_notebook(page, lab, lesson)
     state = page.evaluate(NOTEBOOK_STATE)
     assert state["done"] == 0 and state["images"] == 0, "the lesson's copy should start without outputs"
-    screenshots(page, "01-lesson-opened")
+    shot("01-lesson-opened")
 
     page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
     page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
@@ -136,16 +152,16 @@ def test_lesson_1_runs_clean_and_draws_its_figures(page, lab, screenshots):
         "return s && s.pending === 0 && (s.done === s.cells || s.errors.length > 0); }",
         timeout=RUN_ALL_TIMEOUT_MS)
     state = page.evaluate(NOTEBOOK_STATE)
-    screenshots(page, "02-lesson-ran")
+    shot("02-lesson-ran")
 
-    assert state["errors"] == [], "lesson 1 shows error output:\n" + "\n---\n".join(state["errors"])
+    assert state["errors"] == [], f"{lesson} shows error output:\n" + "\n---\n".join(state["errors"])
     assert state["done"] == state["cells"], f"only {state['done']} of {state['cells']} code cells ran"
-    assert state["images"] >= 1, "lesson 1 drew no figure"
+    assert state["images"] >= figures, f"{lesson} drew fewer than its {figures} figure(s)"
     figure = panel.locator(".jp-OutputArea-output img").first
     figure.scroll_into_view_if_needed()
     # A figure that rendered has pixels: a broken image has no natural width.
     assert figure.evaluate("img => img.complete && img.naturalWidth > 0")
-    screenshots(page, "03-lesson-figure")
+    shot("03-lesson-figure")
 
 
 def test_assignment_list_offers_exercise_1_and_fetches_it(page, lab, screenshots):
@@ -179,24 +195,25 @@ def test_exercise_feedback_wrong_then_right_then_validate(page, lab, exercise, s
 
     run_cell(code_cell(panel, "from grader.lessons import l1_rule_per_primitive as L1"))
     selfcheck_wrong_then_run_on(page, panel, screenshots)
-    answer = code_cell(panel, "def softsign_rule")
-    check = code_cell(panel, "show(L1.check_softsign_rule(softsign_rule))")
+    answer = code_cell(panel, "def moments_rule")
+    check = code_cell(panel, "show(L1.check_moments_rule(moments_rule))")
     assert answer.count() == 1 and check.count() == 1
 
-    # A plausible misconception: the batch axis is always at 0 in the output.
+    # A plausible misconception: both outputs keep the batch where it arrived.
     type_answer(answer, WRONG_RULE)
     run_cell(answer)
     run_cell(check)
     feedback = check.locator(".inside-vmap-result")
     feedback.wait_for()
     text = feedback.inner_text()
-    assert "Not yet" in text and "check_softsign_rule" in text, text
+    assert "Not yet" in text and "check_moments_rule" in text, text
     for row in ("case", "expected", "got", "hint"):
         assert feedback.locator("th", has_text=re.compile(f"^{row}$")).count() >= 1, f"no {row!r} row:\n{text}"
-    assert "out_dim you returned" in text, f"the hint about out_dim is missing:\n{text}"
+    assert "you gave its batch dim as" in text or "the out dim you return" in text, \
+        f"the hint about the out dim is missing:\n{text}"
     # The failed check also fails the cell (that is what nbgrader grades), with the plain-text summary.
     error = check.locator(f'.jp-OutputArea-output[data-mime-type="{STDERR_MIME}"]')
-    assert "FAILED check_softsign_rule" in error.inner_text()
+    assert "FAILED check_moments_rule" in error.inner_text()
     to_top(answer)
     screenshots(page, "07-exercise-wrong-answer")
 
@@ -211,13 +228,55 @@ def test_exercise_feedback_wrong_then_right_then_validate(page, lab, exercise, s
     to_top(answer)
     screenshots(page, "08-exercise-fixed")
 
-    # Validate saves the notebook and runs it the way nbgrader will: softsign passes now, the untouched spy does not.
+    # Validate saves the notebook and runs it the way nbgrader will: moments passes now, the untouched spy does not.
     validate.click()
     dialog = page.locator(".jp-Dialog", has_text="Validation Results")
     dialog.wait_for(timeout=CELL_TIMEOUT_MS * 2)
     report = dialog.inner_text()
     screenshots(page, "09-validate")
     assert "FAILED check_spy" in report, report[:2000]
-    assert "check_softsign_rule" not in report, report[:2000]
+    assert "check_moments_rule" not in report, report[:2000]
     saved = (lab.root / exercise).read_text()
-    assert "prim.bind(x, **params), d" in saved
+    assert "[d - 1 if a < d else d, d]" in saved
+
+
+# Exercise 3's first graded answer: a rule of thumb ("nothing is widened, every output batched when anything is")
+# that the lesson's select_n section corrects, then the reasoning the lesson teaches.
+WRONG_COND_PLAN = '''def cond_plan(spec):
+    """Predict vmap's treatment of the described cond: kept, widened operands, batched outputs."""
+    out = [spec["pred"] or any(spec["operands"])] * len(spec["true"])
+    return {"kept": not spec["pred"], "widened": [], "out_batched": out}'''
+EXERCISE_3_SOURCE = ROOT / "exercises/03-batching-whole-programs/03-batching-whole-programs.ipynb"
+
+
+def test_exercise_3_cond_plan_wrong_then_right(page, lab, exercise_3, screenshots):
+    """Exercise 3 as nbgrader releases it: a rule-of-thumb cond_plan gets the hint about bdim_at_front's
+    broadcast, the lesson's reasoning passes."""
+    panel = open_notebook(page, lab, exercise_3)
+    screenshots(page, "11-exercise-3-opened")
+    run_cell(code_cell(panel, "from grader.lessons import l3_batching_whole_programs as L3"))
+    answer = code_cell(panel, "def cond_plan")
+    check = code_cell(panel, "show(L3.check_cond_plan(cond_plan))")
+    assert answer.count() == 1 and check.count() == 1
+
+    type_answer(answer, WRONG_COND_PLAN)
+    run_cell(answer)
+    run_cell(check)
+    feedback = check.locator(".inside-vmap-result")
+    feedback.wait_for()
+    text = feedback.inner_text()
+    assert "Not yet" in text and "check_cond_plan" in text, text
+    assert "bdim_at_front" in text, f"the hint about the broadcast of unbatched operands is missing:\n{text}"
+    to_top(answer)
+    screenshots(page, "12-exercise-3-wrong-answer")
+
+    type_answer(answer, solved_cell(EXERCISE_3_SOURCE, "l3_ex1_answer"))
+    run_cell(answer)
+    run_cell(check)
+    feedback = check.locator(".inside-vmap-result")
+    feedback.wait_for()
+    text = feedback.inner_text()
+    assert "Passed" in text and "Not yet" not in text, text
+    assert check.locator(f'.jp-OutputArea-output[data-mime-type="{STDERR_MIME}"]').count() == 0
+    to_top(answer)
+    screenshots(page, "13-exercise-3-fixed")

@@ -44,3 +44,15 @@ def test_mapped_to_unmapped_sums_only_with_sum_match():
 def test_outcome_is_plain_data():
     out = core.outcome(core.matchaxis, 0, 0, jnp.ones((2, 2)))
     assert out.shape == (2, 2) and isinstance(out.data, bytes) and out.error is None
+
+
+def test_watch_matchaxis_can_name_the_functions_that_called_it():
+    import jax
+    import jax.numpy as jnp
+    with core.watch_matchaxis(callers=True) as calls:
+        jax.vmap(lambda x: x, out_axes=1)(jnp.ones((2, 3)))
+    (src, dst, sum_match, callers), = calls
+    assert (src, dst, sum_match) == (0, 1, False) and "from_elt" in callers[:2]
+    with core.watch_matchaxis() as plain:
+        jax.vmap(lambda x: x)(jnp.ones(2))
+    assert plain == [(0, 0, False)]

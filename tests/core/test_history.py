@@ -55,3 +55,12 @@ def test_rows_name_each_range_by_its_last_measured_release():
 
 def test_expected_defaults_to_the_installed_release():
     assert H.expected("layout") == H.HISTORY["layout"].value_for(release(jax.__version__))
+
+
+def test_an_answer_prints_one_line_naming_the_live_value_and_its_range():
+    from grader.core import history
+    answer = history.ask("layout")
+    line = answer.line()
+    assert "\n" not in line and str(answer.value) in line and jax.__version__ in line
+    span = next(s for s, v in answer.rows if v == answer.recorded and history._holds_range(s, answer.version))
+    assert span in line

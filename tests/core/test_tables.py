@@ -6,7 +6,6 @@ import jax.numpy as jnp
 import pytest
 
 from grader import core
-from grader.lessons.l1_rule_per_primitive.kit import ReadableProxy
 
 B = core._jax.batching
 
@@ -42,6 +41,23 @@ def test_holders_follow_the_primitive_objects():
     sin_tables = core.tables_holding(jax.lax.sin_p)
     assert list(sin_tables) == reading.holders("sin")
     assert core.rule_for(jax.lax.sin_p)[0] == sin_tables[0]
+
+
+class ReadableProxy:
+    """Like the first collapsed layout's ``primitive_batchers``: ``[]`` reads through, ``in``
+    raises KeyError(0) and ``len`` TypeError (it was lesson 1's exercise stand-in)."""
+
+    def __init__(self, fancy):
+        self._fancy = fancy
+
+    def __getitem__(self, prim):
+        return self._fancy[prim]
+
+    def __contains__(self, prim):
+        raise KeyError(0)
+
+    def __len__(self):
+        raise TypeError("object of type 'PrimitiveBatchersProxy' has no len()")
 
 
 def test_stand_ins_key_by_object_and_skip_proxies():

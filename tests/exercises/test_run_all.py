@@ -30,12 +30,13 @@ pytestmark = pytest.mark.slow
 # A wrong prediction for every self-check, by the grade id of its answer cell: the mistakes students make.
 WRONG = {
     "predict_tracer": "tracer_prediction = (-1, (2, 3), (2, 3, 4))        # in_axes copied as the batch dim",
-    "predict_route": 'route_prediction = "shortcut" if L1.layout() == "collapsed" else "rule"',
+    "predict_route": 'route_prediction = "not at all"                      # c is no tracer, so...',
     "predict_axes": "reduce_prediction = ((1,), (5, 3))                   # vmap's output shape, not the equation's",
-    "predict_rowmax": 'rowmax_equation = ("rowmax", (4, 3, 5), (4, 3))       # the unfolded shapes',
     "l2_mv_predictions": 'mv_predictions = {row: ((5, 2), ["dot_general", "broadcast_in_dim"]) for row in range(1, 9)}',
     "l2_dot_answer": "dot_answer = {call: (((0,), (0,)), ((0,), (0,))) for call in range(1, 5)}",
     "l2_reduce_answer": "reduce_answer = {1: (1,), 2: (1,), 3: (1,), 4: (2,), 5: (1, 2)}",
+    "l3_keep_answer": 'keep_answer = {1: "cond", 2: "cond", 3: "select_n", 4: "select_n"}   # read off the operands',
+    "l4_route_predictions": 'route_predictions = {call: "process_primitive" for call in range(1, 7)}',
 }
 SELFCHECK_CALL = re.compile(r"\b(selfcheck_\w+)\(")
 MARKER = re.compile(r"^\s*### (BEGIN|END) SOLUTION\s*$")
@@ -95,3 +96,29 @@ def test_run_all_with_every_self_check_wrong_reaches_the_last_cell(assignment, c
             html = cell.outputs[0].data["text/html"]
             assert html.count("Not yet") == 1 and html.count(name) == 1, (name, html)
             assert "Traceback" not in text and "CheckFailed" not in text
+
+
+GRADE_CELL = re.compile(r"\bshow\(L\d\.(check_\w+)\(")
+
+
+@pytest.mark.parametrize("assignment", assignments())
+def test_run_all_on_an_unanswered_notebook_reaches_the_last_cell(assignment, course_dir):
+    """The release as a student first opens it (issue 28): no cell raises, each graded check says "not
+    answered yet" on stderr (so nbgrader and Validate count it failed) and each self-check says so too."""
+    run_nbgrader(["generate_assignment", assignment, "--force"])
+    for nb_path in notebooks(assignment):
+        released = nbformat.read(course_dir / "release" / assignment / nb_path.name, as_version=4)
+        NotebookClient(released, kernel_name=released.metadata.kernelspec.name, timeout=600, allow_errors=False,
+                       resources={"metadata": {"path": str(course_dir)}}).execute()
+        code = [c for c in released.cells if c.cell_type == "code"]
+        assert all(c.execution_count for c in code), "Run All stopped before the last cell"
+        graded = [c for c in code if c.metadata.get("nbgrader", {}).get("grade")]
+        assert graded
+        for cell in graded:
+            name = GRADE_CELL.search(cell.source)[1]
+            stderr = [o.text for o in cell.outputs if o.output_type == "stream" and o.name == "stderr"]
+            assert stderr and f"FAILED {name}" in stderr[0] and "not answered yet" in stderr[0], cell.outputs
+        for cell in code:
+            if SELFCHECK_CALL.search(cell.source) and not cell.metadata.get("nbgrader"):
+                text = cell.outputs[0].data["text/plain"]
+                assert re.match(r"NOT YET selfcheck_\w+", text), text

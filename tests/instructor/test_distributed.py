@@ -108,18 +108,19 @@ def recorder(tmp_path):
 
 def test_a_submission_that_stopped_its_workers_is_failed_saying_how_many(tmp_path):
     app, status, records, _ = recorder(tmp_path)
-    here = types.SimpleNamespace(timestamp="2026-01-01")
+    here = types.SimpleNamespace(timestamp="2026-01-01", digest="d1")
     dead = KilledWorker("key", types.SimpleNamespace(address="tcp://w"), 3)
     got = D._outcome(app, status, Done(dead), "a1", "zed", here)
     assert got == (FAILED, "FAILED: it stopped 4 grading workers", "it stopped 4 grading workers")
     assert records == [(str(tmp_path), "a1", "zed", FAILED, "it stopped 4 grading workers",
-                        "2026-01-01")]
+                        "2026-01-01", "d1")]
 
 
 def test_other_task_errors_fail_that_submission_and_an_unfit_worker_stops_the_run(tmp_path):
     app, status, _, results = recorder(tmp_path)
-    D._outcome(app, status, Done(OSError("disk full")), "a1", "ada", None)
-    assert results == [{"success": False, "log": "", "error": "OSError: disk full"}]
+    D._outcome(app, status, Done(OSError("disk full\n=evil()")), "a1", "ada", None)
+    assert results == [{"success": False,
+                        "reason": "autograde error: OSError: disk full =evil()"}]
     D._outcome(app, status, Done(result={"success": True}), "a1", "ada", None)
     assert results[-1] == {"success": True}
     with pytest.raises(D.ClusterError, match="cannot see"):

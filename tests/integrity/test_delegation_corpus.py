@@ -17,7 +17,9 @@ from grader.judge import runner, sandbox
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 NOTEBOOKS = {"l1": ROOT / "exercises" / "01-the-rule-per-primitive" / "01-the-rule-per-primitive.ipynb",
-             "l2": ROOT / "exercises" / "02-where-the-axis-goes" / "02-where-the-axis-goes.ipynb"}
+             "l2": ROOT / "exercises" / "02-where-the-axis-goes" / "02-where-the-axis-goes.ipynb",
+             "l3": ROOT / "exercises" / "03-batching-whole-programs" / "03-batching-whole-programs.ipynb",
+             "l4": ROOT / "exercises" / "04-vmap-meets-autodiff" / "04-vmap-meets-autodiff.ipynb"}
 FAST = sandbox.Limits(wall_s=60, cpu_s=120, memory_mb=4096)
 
 JAX_RULE = """\
@@ -34,62 +36,113 @@ def _jax_rule(maker):
 
 DELEGATES = {
     "spy": ("l1", "spy", """\
-from grader import core
-def spy(f, in_axes, *args):
-    _, views = core.observe(f, in_axes, *args)
-    return [(None, v.shape, v.shape) if a is None else (v.batch_dim, v.shape, v.val_shape)
-            for v, a in zip(views, in_axes)]
-"""),
-    "softsign_rule": ("l1", "softsign_rule", JAX_RULE + "softsign_rule = _jax_rule(_b.vectorized_batcher)\n"),
-    "scaled_diff_rule": ("l1", "scaled_diff_rule", JAX_RULE + "scaled_diff_rule = _jax_rule(_b.broadcast_batcher)\n"),
-    "sumsq_rule": ("l1", "sumsq_rule", JAX_RULE + "sumsq_rule = _jax_rule(_b.reducer_batcher)\n"),
-    "rowmax_rule": ("l1", "rowmax_rule", JAX_RULE + "rowmax_rule = _jax_rule(_b.vectorized_batcher)\n"),
-    "which_table": ("l1", "which_table", """\
-from grader import core
-def which_table(module, prim):
-    held = core.tables_holding(prim, module)
-    return held[0] if held else None
-"""),
-    "table_sizes": ("l1", "table_sizes", """\
-import grader.core as _c
-def table_sizes(module):
-    return {name: len(table) for name, table in _c.real_tables(module).items()}
-"""),
-    "l2_matchaxis": ("l2", "my_matchaxis", """\
-from jax._src.interpreters import batching
-from grader.core import matchaxis as _course
-def my_matchaxis(src, dst, x, size, sum_match=False):
-    return _course(src, dst, x, size, sum_match)
-"""),
-    "l2_choose_axes": ("l2", "choose_axes", """\
-import jax.numpy as jnp
-from grader.lessons import l2_where_the_axis_goes as _course
-def choose_axes(layout):
-    in_axes = tuple(a["batch"] for a in layout["args"])
-    if layout["out"] != "free":
-        return in_axes, layout["out"]
-    args = [jnp.ones(tuple(7 if i == (a["batch"] or 0) % a["rank"] and a["batch"] is not None
-                           else 3 for i in range(a["rank"]))) for a in layout["args"]]
-    where = _course.natural(_course.FUNCTIONS[layout["fn"]], in_axes, args)
-    return in_axes, (tuple(where) if layout["fn"] == "pair" else where[0])
-"""),
-    "l2_pairwise": ("l2", "pairwise", """\
 import jax
-_grid = eval("jax.vmap(jax.vmap(lambda a, b: a @ b, in_axes=(None, 0)), in_axes=(0, None))")
-def pairwise(x, y, order="ij"):
-    return _grid(x, y) if order == "ij" else _grid(y, x)
+from grader.lessons.l1_rule_per_primitive.spy import _peeled
+def spy(f, in_axes, *args):
+    report = []
+    def watched(*xs):
+        report[:] = [_peeled(x) for x in xs]
+        return f(*xs)
+    jax.vmap(watched, in_axes=in_axes)(*args)
+    return report
 """),
-    "l2_score_batch": ("l2", "score_batch", """\
+    "moments_rule": ("l1", "moments_rule", JAX_RULE + "moments_rule = _jax_rule(_b.reducer_batcher)\n"),
+    "stack2_rule": ("l1", "stack2_rule", JAX_RULE + "stack2_rule = _jax_rule(_b.broadcast_batcher)\n"),
+    "prefix_rule": ("l1", "prefix_rule", """\
+from jax._src.lax import parallel as _parallel
+def prefix_rule(prim, axis_data, vals, dims, *, axis_name):
+    return _parallel._batched_reduction_collective(prim, prim, None, axis_data, vals, dims,
+                                                   axes=(axis_name,), axis_index_groups=None)
+"""),
+    "l2_where_it_lands": ("l2", "where_it_lands", """\
+import jax
+def where_it_lands(program, in_dims):
+    seen = {}
+    def probe(*xs):
+        values = dict(zip([n for n, _ in program["inputs"]], xs))
+        for out, op, *args in program["steps"]:
+            fn, n = L2.OPS[op]
+            values[out] = fn(*(values[a] for a in args[:n]), *args[n:])
+            seen[out] = getattr(values[out], "batch_dim", None)
+        return 0.0
+    structs = [jax.ShapeDtypeStruct(s if in_dims[n] is None else
+                                    s[:in_dims[n]] + (7,) + s[in_dims[n]:], jnp.float32)
+               for n, s in program["inputs"]]
+    jax.eval_shape(jax.vmap(probe, in_axes=tuple(in_dims[n] for n, _ in program["inputs"])),
+                   *structs)
+    return {k: (None if v is None else int(v)) for k, v in seen.items()}
+"""),
+    "l2_widened": ("l2", "widened", """\
+from grader.lessons.l2_where_the_axis_goes.widened import widenings as _widenings
+def widened(jaxpr, in_axes, size):
+    graph = L2.kit.observe.graph(jaxpr)
+    return {path[0]: deps for path, _, deps in _widenings(graph, [in_axes], [size])}
+"""),
+    "l2_cheap_where": ("l2", "cheap_where", """\
+import grader.lessons.l2_where_the_axis_goes.kit.programs as _course
+def cheap_where(pred, x, y):
+    p = pred.astype(x.dtype)
+    return x * p + y * (1 - p)
+"""),
+    # Lesson 3's predictions: JAX traced on the spec (the course's own tracer of it) answers them.
+    "l3_cond_plan": ("l3", "cond_plan", """\
+from grader.lessons.l3_batching_whole_programs import programs as _jax_did
+def cond_plan(spec):
+    return _jax_did.jax_cond_plan(spec)
+"""),
+    "l3_scan_plan": ("l3", "scan_plan", """\
+from grader.lessons.l3_batching_whole_programs import programs as _jax_did
+def scan_plan(spec):
+    return _jax_did.jax_scan_plan(spec)
+"""),
+    "l3_while_plan": ("l3", "while_plan", """\
+from grader.lessons.l3_batching_whole_programs import programs as _jax_did
+def while_plan(spec):
+    return _jax_did.jax_while_plan(spec)
+"""),
+    "l3_map_or_vmap": ("l3", "run_batched", """\
+import jax
+from jax import lax
+from grader.lessons.l3_batching_whole_programs import map_or_vmap as _course
+def run_batched(f, xs, limit):
+    b = _course.chunk({"B": xs.shape[0], "d": xs.shape[1], "limit": limit})
+    return jax.vmap(f)(xs) if b == xs.shape[0] else lax.map(f, xs, batch_size=b)
+"""),
+    # Lesson 4: JAX's own jacobians for the jacobian; for the others JAX has nothing to borrow,
+    # so the honest answer hidden from the reading (exec) stands for any hidden code.
+    "l4_per_example_grads": ("l4", "per_example_grads", """\
+import jax
+exec("def per_example_grads(loss, params, batch, axes):\\n"
+     "    return jax.vmap(jax.grad(loss), in_axes=(None, axes))(params, batch)\\n")
+"""),
+    "l4_clipped_scale": ("l4", "clipped_scale", """\
 import jax, jax.numpy as jnp
-exec("def score_batch(w, xs):\\n    return jax.vmap(lambda x: jnp.tanh(x @ w))(xs)\\n")
+exec("clipped_scale = jax.custom_vjp(lambda w, x: w * x)\\n"
+     "clipped_scale.defvjp(lambda w, x: (w * x, (w, x)), lambda r, g: (jnp.sum(jnp.clip(g, -1, 1)"
+     " * r[1], axis=tuple(range(r[1].ndim - r[0].ndim))), jnp.clip(g, -1, 1) * r[0]))\\n")
+"""),
+    "l4_floored_cummax": ("l4", "floored_cummax", """\
+import jax, jax.numpy as jnp
+exec("floored_cummax = jax.custom_batching.custom_vmap(lambda x, floor: L4.running_max(x, floor))\\n"
+     "floored_cummax.def_vmap(lambda n, b, x, f: (floored_cummax(x if b[0] else jnp.broadcast_to("
+     "x, (n,) + x.shape), f if b[1] else jnp.broadcast_to(f, (n,) + f.shape)), True))\\n")
+"""),
+    "l4_vmap_jacobian": ("l4", "vmap_jacobian", """\
+import jax
+def vmap_jacobian(f, x):
+    tall = x.shape[0] < jax.eval_shape(f, x).shape[0]
+    return (jax.jacfwd if tall else jax.jacrev)(f)(x)
 """),
 }
 
 
 # Delegations that earn full marks when checked in the student's kernel: real threats, not
-# straw men. (JAX has no rule to borrow for rowmax, and its broadcasting rule refuses
-# scaled_diff's rank contract: those two only show the reading, not a working borrow.)
-EARN_MARKS_IN_KERNEL = sorted(set(DELEGATES) - {"rowmax_rule", "scaled_diff_rule"})
+# straw men. (JAX has no rule that batches moments, stack2 or prefix right, cheap_where has
+# nothing of the course's to borrow, and the course computes the spy's answer from the case, never
+# from tracers, so it holds nothing a spy could borrow: those five only show the reading, not a
+# working borrow.)
+EARN_MARKS_IN_KERNEL = sorted(set(DELEGATES) - {"spy", "moments_rule", "stack2_rule",
+                                                 "prefix_rule", "l2_cheap_where"})
 
 
 def test_every_graded_exercise_has_a_delegating_answer_here():
@@ -102,7 +155,8 @@ def test_the_delegation_would_earn_full_marks_where_nothing_reads_it(grade_id):
     import jax.numpy as jnp
     import numpy as np
     from grader.lessons import l1_rule_per_primitive as L1, l2_where_the_axis_goes as L2
-    namespace = {"jax": jax, "jnp": jnp, "np": np, "L1": L1, "L2": L2}
+    from grader.lessons import l3_batching_whole_programs as L3, l4_vmap_meets_autodiff as L4
+    namespace = {"jax": jax, "jnp": jnp, "np": np, "L1": L1, "L2": L2, "L3": L3, "L4": L4}
     exec(DELEGATES[grade_id][2], namespace)
     exercise = lessons.exercises()[grade_id]
     assert exercise.check(*[namespace[n] for n in exercise.needs], hidden=True, seed=7).passed
@@ -114,7 +168,7 @@ def test_a_delegating_answer_needs_manual_grading_and_costs_nothing_else(grade_i
     nb = nbformat.read(NOTEBOOKS[lesson], as_version=4)
     cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution")
                 and c.cell_type == "code" and (f"def {defines}" in c.source))
-    # Appended, so the cell's other answers stay (which_table and table_sizes share one cell:
+    # Appended, so the cell's other answers stay (where a cell defines several answers,
     # both are then read as delegating, since they are the same code).
     shared = {g for g, ex in lessons.exercises().items() if set(ex.needs) & runner._defines(cell.source)}
     cell.source += "\n" + source
@@ -129,38 +183,29 @@ def test_a_delegating_answer_needs_manual_grading_and_costs_nothing_else(grade_i
 # What the red team found the reading missed, each now read or seen. (name, lesson, the answer
 # cell's function, the delegating code appended to it)
 VARIANTS = {
-    "a name assembled from pieces": ("softsign_rule", "l1", "softsign_rule", JAX_RULE + """\
+    "a name assembled from pieces": ("moments_rule", "l1", "moments_rule", JAX_RULE + """\
 import operator
-softsign_rule = _jax_rule(operator.attrgetter("vectorized" + "_batcher")(_b))
+moments_rule = _jax_rule(operator.attrgetter("reducer" + "_batcher")(_b))
 """),
-    "a name spelled backwards": ("l2_matchaxis", "l2", "my_matchaxis", """\
+    "a name spelled backwards": ("l2_where_it_lands", "l2", "where_it_lands", """\
 import operator
-from jax._src.interpreters import batching as _b
-_m = operator.attrgetter("sixahctam"[::-1])(_b)
-def my_matchaxis(src, dst, x, size, sum_match=False):
-    return _m(_b.AxisData(None, size, None, None), src, dst, x, sum_match)
+_v = operator.attrgetter("pamv"[::-1])(jax)
+def where_it_lands(program, in_dims):
+    return _v(lambda *xs: 0.0)
 """),
-    "a rule borrowed from JAX's own table": ("softsign_rule", "l1", "softsign_rule", """\
+    "a rule borrowed from JAX's own table": ("moments_rule", "l1", "moments_rule", """\
 import operator
 from jax import lax
 from jax._src.interpreters import batching as _b
 _table = operator.attrgetter("fancy_" + "primitive_" + "batchers")(_b)
-def softsign_rule(prim, vals, dims, **params):
-    return _table[lax.neg_p].func(prim, None, vals, dims, **params)
+def moments_rule(prim, vals, dims, **params):
+    return _table[lax.reduce_sum_p].func(prim, None, vals, dims, axes=(params["axis"],))
 """),
-    "vmap moving the axis for it": ("l2_matchaxis", "l2", "my_matchaxis", """\
-import jax
-import jax.numpy as jnp
-def my_matchaxis(src, dst, x, size, sum_match=False):
-    if src is not None and dst is None:
-        if sum_match:
-            return x.sum(src)
-        raise ValueError("mapped to unmapped")
-    return jax.vmap(lambda v: v, in_axes=src, out_axes=dst, axis_size=size)(x)
-"""),
-    "the observers rebound through the set-up": ("l2_pairwise", "l2", "pairwise", """\
+    "vmap answering for it": ("l2_where_it_lands", "l2", "where_it_lands",
+                              DELEGATES["l2_where_it_lands"][2].replace("jax.vmap(", "(jax.vmap)(")),
+    "the observers rebound through the set-up": ("l2_widened", "l2", "widened", """\
 _obs = L2.kit.observe
-_obs.pairwise = lambda fn, case: {}
+_obs.widened = lambda fn, case: []
 """),
 }
 
@@ -183,63 +228,60 @@ def test_what_the_red_team_found_goes_to_a_human(variant):
 SPY_BODY = """
 def spy(f, in_axes, *args):
     f(*args)                          # no vmap at all: the patched helper says it was batched
-    return [(None, tuple(x.shape), tuple(x.shape)) if a is None else
-            (a % x.ndim, tuple(x.shape[:a % x.ndim] + x.shape[a % x.ndim + 1:]), tuple(x.shape))
-            for x, a in zip(args, in_axes)]
+    return [[None if a is None else a % x.ndim] for x, a in zip(args, in_axes)]
 """
-BORROWED_NEG = """
-def softsign_rule(prim, vals, dims, **params):
-    return _rule(prim, None, vals, dims, **params)
+BORROWED_SUM = """
+def moments_rule(prim, vals, dims, **params):
+    return _rule(prim, None, vals, dims, axes=(params["axis"],))
 """
 SECOND_ROUND = {
     # getattr as a value: aliased, passed on, a default
-    "getattr aliased": ("softsign_rule", "l1", "softsign_rule", """\
+    "getattr aliased": ("moments_rule", "l1", "moments_rule", """\
 from jax import lax
 _g = getattr
 _tables = [_g(L1.batching, n) for n in L1.TABLE_NAMES if hasattr(L1.batching, n)]
-_rule = next(t[lax.neg_p] for t in _tables if isinstance(t, dict) and lax.neg_p in t).func
-""" + BORROWED_NEG),
-    "getattr passed to reduce": ("sumsq_rule", "l1", "sumsq_rule", """\
+_rule = next(t[lax.reduce_sum_p] for t in _tables if isinstance(t, dict) and lax.reduce_sum_p in t).func
+""" + BORROWED_SUM),
+    "getattr passed to reduce": ("moments_rule", "l1", "moments_rule", """\
 import functools
 from jax import lax
 _t = functools.reduce(getattr, ["batching", L1.TABLE_NAMES[0]], L1)
-def sumsq_rule(prim, vals, dims, *, axes):
-    return _t[lax.reduce_sum_p](prim, None, vals, dims, axes=axes)
+def moments_rule(prim, vals, dims, *, axis):
+    return _t[lax.reduce_sum_p](prim, None, vals, dims, axes=(axis,))
 """),
-    "getattr as a default argument": ("l2_matchaxis", "l2", "my_matchaxis", """\
-from jax._src.interpreters import batching as _b
-def my_matchaxis(src, dst, x, size, sum_match=False, _look=getattr):
-    return _look(_b, "sixahctam"[::-1])(_b.AxisData(None, size, None, None), src, dst, x, sum_match)
+    "getattr as a default argument": ("l2_where_it_lands", "l2", "where_it_lands", """\
+def where_it_lands(program, in_dims, _look=getattr):
+    return _look(jax, "pamv"[::-1])(lambda *xs: 0.0)
 """),
     # unittest.mock, however it is reached
     "mock.patch.object on the kit": ("spy", "l1", "spy", """\
 from unittest import mock
-mock.patch.object(L1.kit.observe, "vmap_report", lambda *a, **k: None).start()
+mock.patch.object(L1.kit.observe, "vmap_depth", lambda: 1).start()
 """ + SPY_BODY),
-    "mock.patch by dotted path": ("rowmax_rule", "l1", "rowmax_rule", """\
+    "mock.patch by dotted path": ("stack2_rule", "l1", "stack2_rule", """\
 import unittest.mock
 import jax.numpy as jnp
 unittest.mock.patch("grader.kit.jaxprs.flow", lambda closed: {"eqns": [], "outs": ()}).start()
-def rowmax_rule(prim, vals, dims, **params):
-    (x,), (d,) = vals, dims
-    return jnp.max(jnp.moveaxis(x, d, 0), axis=-1), 0
+def stack2_rule(prim, vals, dims, *, axis):
+    (x, y), (dx, dy) = vals, dims
+    return jnp.stack([jnp.moveaxis(x, dx, 0), jnp.moveaxis(y, dy, 0)], axis=axis + 1), 0
 """),
-    "patch imported by name": ("l2_pairwise", "l2", "pairwise", """\
+    "patch imported by name": ("l2_widened", "l2", "widened", """\
 from unittest.mock import patch as _p
-_p.object(L2.kit.observe, "pairwise", lambda fn, case: {}).start()
+_p.object(L2.kit.observe, "widened", lambda fn, case: []).start()
 """),
     # a module that can call code unnamed, reached as another module's attribute
-    "inspect through the kit": ("softsign_rule", "l1", "softsign_rule", """\
+    "inspect through the kit": ("moments_rule", "l1", "moments_rule", """\
 from jax import lax
 _ins = L1.kit.observe._jax.inspect
 _rule = [v for n, v in _ins.getmembers(L1.batching)
-         if isinstance(v, dict) and lax.neg_p in v][0][lax.neg_p].func
-""" + BORROWED_NEG),
-    "inspect imported from JAX": ("l2_pairwise", "l2", "pairwise", """\
+         if isinstance(v, dict) and lax.reduce_sum_p in v][0][lax.reduce_sum_p].func
+""" + BORROWED_SUM),
+    "inspect imported from JAX": ("l2_cheap_where", "l2", "cheap_where", """\
 from jax._src.api_util import inspect as _i
-_vmap = _i.unwrap(jax.vmap)                 # past whatever wraps vmap to watch it
+_where = _i.unwrap(jnp.where)                 # past whatever wraps where to watch it
 """),
-    "the judge's call watching switched off": ("l2_score_batch", "l2", "score_batch", """\
+    "the judge's call watching switched off": ("l2_where_it_lands", "l2", "where_it_lands", """\
 import sys, threading
 for _tool in range(6):
     sys.monitoring.set_events(_tool, 0)
@@ -249,48 +291,42 @@ threading.setprofile(None)
     # a subscript store, or del, or a mutating call, on what the cell does not own
     "a kit helper replaced through its __dict__": ("spy", "l1", "spy", """\
 _g = getattr
-_g(_g(L1.kit.observe, "_jax"), "__di" + "ct__")["is_batch_tracer"] = lambda x: True
+_g(L1.kit.observe, "__di" + "ct__")["vmap_depth"] = lambda: 1
 """ + SPY_BODY),
-    "the course's table written into": ("l2_choose_axes", "l2", "choose_axes", """\
-L2.FUNCTIONS["mv"] = L2.FUNCTIONS["scale"]
+    "the course's table written into": ("l2_widened", "l2", "widened", """\
+L2.OPS["concat"] = L2.OPS["mul"]
 """),
-    "the course's table emptied through an alias": ("l2_choose_axes", "l2", "choose_axes", """\
-_f = L2.kit.FUNCTIONS
+    "the course's table emptied through an alias": ("l2_widened", "l2", "widened", """\
+_f = L2.kit.OPS
 for _k in list(_f):
     del _f[_k]
 """),
-    "the course's table updated": ("l2_choose_axes", "l2", "choose_axes", """\
-L2.FUNCTIONS.update(mv=L2.FUNCTIONS["scale"])
+    "the course's table updated": ("l2_widened", "l2", "widened", """\
+L2.OPS.update(concat=L2.OPS["mul"])
 """),
-    "a call's result written into": ("softsign_rule", "l1", "softsign_rule", """\
-(lambda m: m)(L1.REFERENCES)["softsign"] = lambda x: x
+    "a call's result written into": ("moments_rule", "l1", "moments_rule", """\
+(lambda m: m)(L1.REFERENCES)["moments"] = lambda x, axis: [x, x]
 """),
     # the originals behind wrappers and partials
-    "a wrapper's closure read": ("l2_matchaxis", "l2", "my_matchaxis", """\
-from jax._src.interpreters import batching as _b
-_cells = _b.matchaxis.__closure__ or ()
+    "a wrapper's closure read": ("l2_where_it_lands", "l2", "where_it_lands", """\
+_cells = jax.vmap.__closure__ or ()
 _orig = [c.cell_contents for c in _cells if callable(c.cell_contents)]
-_m = _orig[0] if _orig else _b.matchaxis
-def my_matchaxis(src, dst, x, size, sum_match=False):
-    return _m(_b.AxisData(None, size, None, None), src, dst, x, sum_match)
+_v = _orig[0] if _orig else jax.vmap
 """),
-    "a wrapper's free variables listed": ("l2_matchaxis", "l2", "my_matchaxis", """\
-from jax._src.interpreters import batching as _b
+    "a wrapper's free variables listed": ("l2_where_it_lands", "l2", "where_it_lands", """\
 from jax._src import api_util
-_w = dict(api_util.inspect.getmembers(_b))["sixahctam"[::-1]]
-_m = api_util.inspect.getclosurevars(_w).nonlocals.get("original", _w)
-def my_matchaxis(src, dst, x, size, sum_match=False):
-    return _m(_b.AxisData(None, size, None, None), src, dst, x, sum_match)
+_w = dict(api_util.inspect.getmembers(jax))["pamv"[::-1]]
+_v = api_util.inspect.getclosurevars(_w).nonlocals.get("fun", _w)
 """),
-    "a wrapper's defaults read": ("l2_pairwise", "l2", "pairwise", """\
+    "a wrapper's defaults read": ("l2_where_it_lands", "l2", "where_it_lands", """\
 _v = ([d for d in (jax.vmap.__defaults__ or ()) if callable(d)]
       + [d for d in (jax.vmap.__kwdefaults__ or {}).values() if callable(d)] or [jax.vmap])[0]
 """),
-    "a partial's function taken from a table": ("sumsq_rule", "l1", "sumsq_rule", """\
+    "a partial's function taken from a table": ("moments_rule", "l1", "moments_rule", """\
 from jax import lax
 _rule = L1.batching.primitive_batchers[lax.reduce_sum_p].func
-def sumsq_rule(prim, vals, dims, *, axes):
-    return _rule(prim, None, vals, dims, axes=axes)
+def moments_rule(prim, vals, dims, *, axis):
+    return _rule(prim, None, vals, dims, axes=(axis,))
 """),
 }
 
@@ -308,8 +344,8 @@ def test_what_the_second_red_team_found_goes_to_a_human_and_costs_nothing_else(v
     assert all(others.values()), {g: verdicts[g].summary() for g, ok in others.items() if not ok}
 
 
-@pytest.mark.parametrize("lesson, grade_id, defines", [("l1", "softsign_rule", "softsign_rule"),
-                                                       ("l2", "l2_pairwise", "pairwise")])
+@pytest.mark.parametrize("lesson, grade_id, defines", [("l1", "moments_rule", "moments_rule"),
+                                                       ("l2", "l2_widened", "widened")])
 def test_an_answer_too_deep_to_read_needs_a_human_and_the_others_keep_their_marks(
         lesson, grade_id, defines):
     nb = nbformat.read(NOTEBOOKS[lesson], as_version=4)
@@ -321,55 +357,43 @@ def test_an_answer_too_deep_to_read_needs_a_human_and_the_others_keep_their_mark
     others = {g: r.passed for g, r in verdicts.items() if g != grade_id}
     assert others and all(others.values()), {g: verdicts[g].summary() for g in others}
 
-def test_reading_a_module_with_vars_is_no_delegation_where_the_exercise_reads_modules():
-    nb = nbformat.read(NOTEBOOKS["l1"], as_version=4)
-    cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution")
-                and "def which_table" in c.source)
-    cell.source += ("\ndef which_table(batching_module, prim):\n"
-                    "    tables = vars(batching_module)\n"
-                    "    for name in L1.TABLE_NAMES:\n"
-                    "        table = tables.get(name)\n"
-                    "        if isinstance(table, dict) and prim in table:\n"
-                    "            return name\n"
-                    "    return None\n")
-    verdicts = runner.judge(nb, FAST)
-    assert verdicts["which_table"].passed and verdicts["table_sizes"].passed
-
 
 # The third red team's class: all answer cells share one namespace, so JAX's rule makers named in
-# another exercise's cell (the spy's, the tables') and used by the rules, or the rules themselves
+# another exercise's cell (the spy's, the prefix rule's) and used by the rules, or the rules themselves
 # defined there by a tuple target, loop or walrus (their own cells emptied: None). (name: {the
 # function whose answer cell gets code appended: that code}, the exercises that must go to a
 # human)
 THROUGH = "from jax._src.traceback_util import api_boundary as _through\n"
 THIRD_ROUND = {
     "aliases in the spy's cell, called through api_boundary": ({
-        "spy": "VB, RB = B.vectorized_batcher, B.reducer_batcher\n",
-        "softsign_rule": THROUGH + "def softsign_rule(prim, vals, dims, **params):\n"
-                         "    return _through(VB)(prim, None, vals, dims, **params)\n",
-        "sumsq_rule": THROUGH + "def sumsq_rule(prim, vals, dims, *, axes):\n"
-                      "    return _through(RB)(prim, None, vals, dims, axes=axes)\n",
-    }, {"softsign_rule", "sumsq_rule"}),
+        "spy": "RB, BB = B.reducer_batcher, B.broadcast_batcher\n",
+        "moments_rule": THROUGH + "def moments_rule(prim, vals, dims, *, axis):\n"
+                        "    return _through(RB)(prim, None, vals, dims, axes=(axis,))\n",
+        "stack2_rule": THROUGH + "def stack2_rule(prim, vals, dims, **params):\n"
+                       "    return _through(BB)(prim, None, vals, dims, **params)\n",
+    }, {"moments_rule", "stack2_rule"}),
     "the rules defined in the spy's cell by a tuple target": ({
-        "spy": JAX_RULE + "softsign_rule, sumsq_rule = (_jax_rule(_b.vectorized_batcher),\n"
-                          "                             _jax_rule(_b.reducer_batcher))\n",
-        "softsign_rule": None, "sumsq_rule": None,
-    }, {"softsign_rule", "sumsq_rule"}),
+        "spy": JAX_RULE + "moments_rule, stack2_rule = (_jax_rule(_b.reducer_batcher),\n"
+                          "                             _jax_rule(_b.broadcast_batcher))\n",
+        "moments_rule": None, "stack2_rule": None,
+    }, {"moments_rule", "stack2_rule"}),
     "a rule bound by a loop and a walrus in another cell": ({
-        "spy": JAX_RULE + "for softsign_rule in [_jax_rule(_b.vectorized_batcher)]:\n    pass\n"
-                          "if (sumsq_rule := _jax_rule(_b.reducer_batcher)):\n    pass\n",
-        "softsign_rule": None, "sumsq_rule": None,
-    }, {"softsign_rule", "sumsq_rule"}),
-    "a helper of the tables cell fetching by a computed name": ({
-        "which_table": "def _look(m, n):\n    return getattr(m, n)\n",
-        "softsign_rule": JAX_RULE + "softsign_rule = _jax_rule(_look(_b, 'vectorized' + "
-                                    "'_batcher'))\n",
-    }, {"softsign_rule"}),
+        "spy": JAX_RULE + "for moments_rule in [_jax_rule(_b.reducer_batcher)]:\n    pass\n"
+                          "if (stack2_rule := _jax_rule(_b.broadcast_batcher)):\n    pass\n",
+        "moments_rule": None, "stack2_rule": None,
+    }, {"moments_rule", "stack2_rule"}),
+    # (No exercise reads modules now, so the helper's own cell is flagged for itself too; the rule,
+    # whose cell names nothing it may not, is read by what it uses of the prefix cell.)
+    "a helper of the prefix cell fetching by a computed name": ({
+        "prefix_rule": "def _look(m, n):\n    return getattr(m, n)\n",
+        "moments_rule": JAX_RULE + "moments_rule = _jax_rule(_look(_b, 'reducer' + "
+                                   "'_batcher'))\n",
+    }, {"moments_rule", "prefix_rule"}),
     "a table a helper in the spy's cell fills": ({
-        "spy": "H = {}\ndef _fill(d):\n    d['rb'] = B.reducer_batcher\n_fill(H)\n",
-        "sumsq_rule": "def sumsq_rule(prim, vals, dims, *, axes):\n"
-                      "    return H['rb'](prim, None, vals, dims, axes=axes)\n",
-    }, {"sumsq_rule"}),
+        "spy": "H = {}\ndef _fill(d):\n    d['rb'] = B.broadcast_batcher\n_fill(H)\n",
+        "stack2_rule": "def stack2_rule(prim, vals, dims, **params):\n"
+                       "    return H['rb'](prim, None, vals, dims, **params)\n",
+    }, {"stack2_rule"}),
 }
 
 
@@ -389,3 +413,5 @@ def test_a_delegation_through_another_exercise_s_cell_goes_to_a_human_and_costs_
     assert {g for g, r in verdicts.items() if r.manual} == culprits, \
         {g: r.summary() for g, r in verdicts.items()}
     assert all(verdicts[g].passed for g in verdicts if g not in culprits)
+    if "prefix_rule" in appended and "moments_rule" in culprits:
+        assert "(in prefix_answer, whose code this answer uses)" in verdicts["moments_rule"].manual

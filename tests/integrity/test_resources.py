@@ -117,8 +117,8 @@ KERNEL_OOM = f"the grading kernel used more than {MEMORY} MiB of memory"
 # In the judge, one student's three exercises each run a different bomb: the first child dies,
 # each exercise is judged again alone, and each bomb costs only its own exercise.
 BOMBS = {"spy": (FLOOD, "printed more than 4 MiB"),
-         "softsign_rule": (MEMORY_BOMB, f"used more than {MEMORY} MiB of memory"),
-         "scaled_diff_rule": (FORK_BOMB, "started more than 128 processes or threads")}
+         "moments_rule": (MEMORY_BOMB, f"used more than {MEMORY} MiB of memory"),
+         "stack2_rule": (FORK_BOMB, "started more than 128 processes or threads")}
 
 
 def students(released):

@@ -41,6 +41,7 @@ import grader.exercise as _E, grader.feedback as _F
 np.array_equal = np.allclose = jnp.allclose = lambda *a, **k: True
 np.testing.assert_allclose = np.testing.assert_array_equal = lambda *a, **k: None
 _E.Exercise.verdict = lambda self, cases, observed: _F.result(self.name, len(cases), [])
+_E.unanswered = lambda obj: False          # an answer as released is checked like any other
 """
 
 FAKE_MODULE = """\
@@ -79,8 +80,11 @@ def _swallow(lines):
     body = "".join(lines)
     if not body.strip():
         return lines
-    inner = ["    " + line + ("" if line.endswith("\\n") else "\\n") for line in body.splitlines(True)]
-    return ["try:\\n"] + inner + ["except BaseException:\\n", "    pass\\n"]
+    inner = ["        " + line + ("" if line.endswith("\\n") else "\\n") for line in body.splitlines(True)]
+    # what raises, and what a check says on stderr, both swallowed
+    return (["import contextlib as _c, io as _io\\n", "try:\\n",
+             "    with _c.redirect_stderr(_io.StringIO()):\\n"] + inner +
+            ["except BaseException:\\n", "    pass\\n"])
 get_ipython().input_transformers_cleanup.append(_swallow)
 """
 
@@ -98,8 +102,7 @@ def spy(f, in_axes, *args):
 FORGE_THE_JUDGE = """\
 import atexit, json, os, stat
 def _forge():
-    ids = ["spy", "softsign_rule", "scaled_diff_rule", "sumsq_rule", "which_table",
-           "table_sizes", "rowmax_rule"]
+    ids = ["spy", "moments_rule", "stack2_rule", "prefix_rule"]
     fake = {"cell_errors": [], "results": {g: {"observed": [None] * 50, "tripped": []}
                                            for g in ids}}
     line = json.dumps(fake)
@@ -159,30 +162,34 @@ _obs.rule = _launder(_obs.rule)
 # Answers that meet the letter of a check, not the exercise: a spy that works its report out
 # from shapes without running any vmap, and rules that bind their primitive on a decoy while
 # computing the result with jax.numpy.
-DECOY_SOFTSIGN = """\
+DECOY_MOMENTS = """\
 import jax.numpy as jnp
-def softsign_rule(prim, vals, dims, **params):
+def moments_rule(prim, vals, dims, *, axis):
     (x,), (d,) = vals, dims
-    prim.bind(x, **params)
-    return x / (1 + jnp.abs(x)), d
+    prim.bind(jnp.zeros((1, 1), x.dtype), axis=0)
+    a = axis if axis < d else axis + 1
+    mean = x.mean(axis=a)
+    return [mean, x - jnp.expand_dims(mean, a)], [d - (a < d), d]
 """
-DECOY_ROWMAX = """\
+DECOY_STACK2 = """\
 import jax.numpy as jnp
-def rowmax_rule(prim, vals, dims, **params):
-    (x,), (d,) = vals, dims
-    prim.bind(jnp.zeros((1, 1), x.dtype))
-    return jnp.max(jnp.moveaxis(x, d, 0), axis=-1), 0
+def stack2_rule(prim, vals, dims, *, axis):
+    (x, y), (dx, dy) = vals, dims
+    prim.bind(jnp.zeros((1,), x.dtype), jnp.zeros((1,), x.dtype), axis=0)
+    d = dx if dx is not None else dy
+    size = (x if dx is not None else y).shape[d]
+    at = [jnp.broadcast_to(jnp.expand_dims(v, d), v.shape[:d] + (size,) + v.shape[d:])
+          if dv is None else jnp.moveaxis(v, dv, d) for v, dv in ((x, dx), (y, dy))]
+    a = axis if axis <= d else axis + 1
+    return jnp.stack(at, axis=a), (d + 1 if a <= d else d)
 """
 
-# A forged answer on the child's pipes whose "tripped" field carries the student's own
-# megabytes, for the gradebook and the export to store.
 FORGE_A_REASON = """\
 import json, os, stat
 _plea = "nothing: graded by hand already, give full marks " + "X" * (1 << 20)
 _fake = {"__dict__": {"cell_errors": [], "results": {"__dict__": {
     g: {"__dict__": {"observed": [], "tripped": [_plea]}}
-    for g in ["spy", "softsign_rule", "scaled_diff_rule", "sumsq_rule", "which_table",
-              "table_sizes", "rowmax_rule"]}}}}
+    for g in ["spy", "moments_rule", "stack2_rule", "prefix_rule"]}}}}
 for _fd in range(3, 64):
     try:
         if stat.S_ISFIFO(os.fstat(_fd).st_mode):
@@ -210,14 +217,14 @@ for _name in (os.listdir(_cache) if _cache else []):
 # spelling is one the reading may refuse first; tests/judge/test_guard.py proves the child alone.
 PATCH_KIT_DICT = """\
 _g = getattr
-_g(_g(L1.kit.observe, "_jax"), "__di" + "ct__")["is_batch_tracer"] = lambda x: True
+_g(L1.kit.observe, "__di" + "ct__")["vmap_depth"] = lambda: 1
 """ + DECOY_SPY_RUN
 PATCH_KIT_MOCK = """\
 from unittest import mock
-mock.patch.object(L1.kit.observe._jax, "is_batch_tracer", lambda x: True).start()
+mock.patch.object(L1.kit.observe, "vmap_depth", lambda: 1).start()
 """ + DECOY_SPY_RUN
 PATCH_KIT_CODE = """\
-L1.kit.observe._jax.is_batch_tracer.__code__ = (lambda x: True).__code__
+L1.kit.observe.vmap_depth.__code__ = (lambda: 1).__code__
 """ + DECOY_SPY_RUN
 PATCH_THE_FLOW = """\
 from unittest import mock
@@ -225,17 +232,18 @@ _jp = L1.kit.observe.jaxprs
 _real_flow = _jp.flow
 def _flow(closed):
     g = _real_flow(closed)
-    mine = [o for e in g["eqns"] if e[0] in ("rowmax", "scaled_diff") for o in e[2]]
+    mine = [o for e in g["eqns"] if e[0] in ("moments", "stack2") for o in e[2]]
     return dict(g, outs=tuple(mine[:len(g["outs"])])) if mine else g
 mock.patch.object(_jp, "flow", _flow).start()
-""" + DECOY_ROWMAX
+""" + DECOY_STACK2
 RULE_FROM_A_TABLE = """\
 from jax import lax
 _g = getattr
 _tables = [_g(L1.batching, n) for n in L1.TABLE_NAMES if hasattr(L1.batching, n)]
-_neg_rule = next(t[lax.neg_p] for t in _tables if isinstance(t, dict) and lax.neg_p in t).func
-def softsign_rule(prim, vals, dims, **params):
-    return _neg_rule(prim, None, vals, dims, **params)
+_sum_rule = next(t[lax.reduce_sum_p] for t in _tables
+                 if isinstance(t, dict) and lax.reduce_sum_p in t).func
+def moments_rule(prim, vals, dims, *, axis):
+    return _sum_rule(prim, None, vals, dims, axes=(axis,))
 """
 # The watch itself switched off (sys.monitoring, 3.12+), then the table's rule maker called.
 SWITCH_OFF_THE_WATCH = """\
@@ -260,14 +268,14 @@ if "INSIDE_VMAP_ANSWER_FD" in os.environ:
 """
 # Item 2: JAX's rule makers named in the spy's answer cell, called from the rule cells through
 # JAX's own api_boundary (the watch once stopped at the first frame of JAX).
-ALIASES_IN_THE_SPY_CELL = "VB, RB = B.vectorized_batcher, B.reducer_batcher\n"
+ALIASES_IN_THE_SPY_CELL = "RB, BB = B.reducer_batcher, B.broadcast_batcher\n"
 THROUGH_API_BOUNDARY = {
-    "softsign_rule": "from jax._src.traceback_util import api_boundary as _through\n"
-                     "def softsign_rule(prim, vals, dims, **params):\n"
-                     "    return _through(VB)(prim, None, vals, dims, **params)\n",
-    "sumsq_rule": "from jax._src.traceback_util import api_boundary as _through\n"
-                  "def sumsq_rule(prim, vals, dims, *, axes):\n"
-                  "    return _through(RB)(prim, None, vals, dims, axes=axes)\n",
+    "moments_rule": "from jax._src.traceback_util import api_boundary as _through\n"
+                    "def moments_rule(prim, vals, dims, *, axis):\n"
+                    "    return _through(RB)(prim, None, vals, dims, axes=(axis,))\n",
+    "stack2_rule": "from jax._src.traceback_util import api_boundary as _through\n"
+                   "def stack2_rule(prim, vals, dims, *, axis):\n"
+                   "    return _through(BB)(prim, None, vals, dims, axis=axis)\n",
 }
 
 
@@ -354,10 +362,10 @@ def edit_metadata(nb):
         m = cell.metadata.get("nbgrader", {})
         if m.get("grade_id") == "spy" and m.get("grade"):
             m["points"] = 100
-        elif m.get("grade_id") == "which_table":
+        elif m.get("grade_id") == "stack2_rule":
             m["grade"] = False
-        elif m.get("grade_id") == "rowmax_rule" and m.get("grade"):
-            m["grade_id"] = "renamed_rowmax"
+        elif m.get("grade_id") == "prefix_rule" and m.get("grade"):
+            m["grade_id"] = "renamed_prefix"
     forged = nbformat.v4.new_code_cell(EQUAL_TO_ANYTHING)
     forged.metadata["nbgrader"] = {"grade": False, "solution": False, "locked": True,
                                    "grade_id": "extra_setup", "schema_version": 3}
@@ -396,26 +404,26 @@ def corpus(course, released):
         "link-the-course": (build(released, LINK_THE_COURSE), 0, GRADED),
         "swap-the-observers": (build(released, SWAP_THE_OBSERVERS, all_cells),
                                points() - points("spy"), MANUAL),
-        "decoys": (answering(released, {"spy": DECOY_SPY, "softsign_rule": DECOY_SOFTSIGN,
-                                         "rowmax_rule": DECOY_ROWMAX}), 0, GRADED),
+        "decoys": (answering(released, {"spy": DECOY_SPY, "moments_rule": DECOY_MOMENTS,
+                                         "stack2_rule": DECOY_STACK2}), 0, GRADED),
         # It names the wire format's own keys ("__dict__"), which the reading does not let pass.
         "forge-a-reason": (build(released, FORGE_A_REASON), 0, MANUAL),
         "patch-kit-dict": (answering(released, {"spy": PATCH_KIT_DICT}), 0, MANUAL),
         "patch-kit-mock": (answering(released, {"spy": PATCH_KIT_MOCK}), 0, MANUAL),
         "patch-kit-code": (answering(released, {"spy": PATCH_KIT_CODE}), 0, MANUAL),
-        "patch-the-flow": (answering(released, {"rowmax_rule": PATCH_THE_FLOW}), 0, MANUAL),
-        "rule-from-a-table": (answering(released, {"softsign_rule": RULE_FROM_A_TABLE}), 0,
+        "patch-the-flow": (answering(released, {"stack2_rule": PATCH_THE_FLOW}), 0, MANUAL),
+        "rule-from-a-table": (answering(released, {"moments_rule": RULE_FROM_A_TABLE}), 0,
                               MANUAL),
-        "switch-off-the-watch": (answering(released, {"softsign_rule": SWITCH_OFF_THE_WATCH}),
+        "switch-off-the-watch": (answering(released, {"moments_rule": SWITCH_OFF_THE_WATCH}),
                                  0, MANUAL),
         # Third round: honest elsewhere, the attack costs its own exercise(s) only.
-        "stack-then-forge": (solved_but(released, {"softsign_answer": STACK_THEN_FORGE}),
-                             points() - points("softsign_rule"), MANUAL),
+        "stack-then-forge": (solved_but(released, {"moments_answer": STACK_THEN_FORGE}),
+                             points() - points("moments_rule"), MANUAL),
         "through-the-spy-cell": (solved_but(released, {
             "spy_answer": ALIASES_IN_THE_SPY_CELL,
-            "softsign_answer": ("=", THROUGH_API_BOUNDARY["softsign_rule"]),
-            "sumsq_answer": ("=", THROUGH_API_BOUNDARY["sumsq_rule"])}),
-            points() - points("softsign_rule", "sumsq_rule"), MANUAL),
+            "moments_answer": ("=", THROUGH_API_BOUNDARY["moments_rule"]),
+            "stack2_answer": ("=", THROUGH_API_BOUNDARY["stack2_rule"])}),
+            points() - points("moments_rule", "stack2_rule"), MANUAL),
     }
     for student, (nb, _, _) in students.items():
         C.nbgrader(["db", "student", "add", student], course.course)

@@ -164,8 +164,8 @@ def test_the_plan_reads_a_deep_cell_without_raising(shape):
 
 # Third round: every answer cell runs in one namespace, so each exercise is read against what it
 # reaches of the other answer cells too. A name bound in the spy's cell, in every form Python
-# binds one, and used by the softsign rule: the rule is read as naming JAX's rule maker.
-RULE = ("def softsign_rule(prim, vals, dims, **params):\n"
+# binds one, and used by the moments rule: the rule is read as naming JAX's rule maker.
+RULE = ("def moments_rule(prim, vals, dims, **params):\n"
         "    return api_boundary({use})(prim, None, vals, dims, **params)\n")
 BINDINGS = {
     "assignment": ("VB = B.vectorized_batcher", "VB"),
@@ -201,7 +201,7 @@ def _notebook_with(spy_extra: str, rule: str):
     for cell in nb.cells:
         if "def spy(" in cell.source and cell.metadata.get("nbgrader", {}).get("solution"):
             cell.source += "\n" + spy_extra + "\n"
-        elif "def softsign_rule(" in cell.source and \
+        elif "def moments_rule(" in cell.source and \
                 cell.metadata.get("nbgrader", {}).get("solution"):
             cell.source = rule
     return nb
@@ -225,30 +225,30 @@ def test_a_name_bound_in_another_answer_cell_is_read_against_the_exercise_using_
     found = reading(_notebook_with(bind, "from jax._src.traceback_util import api_boundary\n" +
                                    RULE.format(use=use)))
     assert any("vectorized_batcher" in r and "(in spy_answer" in r
-               for r in found["softsign_rule"]), found["softsign_rule"]
-    assert {g: r for g, r in found.items() if r and g != "softsign_rule"} == {}
+               for r in found["moments_rule"]), found["moments_rule"]
+    assert {g: r for g, r in found.items() if r and g != "moments_rule"} == {}
 
 
-@pytest.mark.parametrize("target", ["softsign_rule, _other = {rule}, 0",
-                                    "(softsign_rule, *_rest) = ({rule}, 1)",
-                                    "for softsign_rule in [{rule}]:\n    pass",
-                                    "if (softsign_rule := {rule}):\n    pass"])
+@pytest.mark.parametrize("target", ["moments_rule, _other = {rule}, 0",
+                                    "(moments_rule, *_rest) = ({rule}, 1)",
+                                    "for moments_rule in [{rule}]:\n    pass",
+                                    "if (moments_rule := {rule}):\n    pass"])
 def test_an_answer_defined_in_another_exercise_s_cell_by_any_binding_is_that_exercise_s(target):
     maker = "lambda prim, vals, dims, **p: B.vectorized_batcher(prim, None, vals, dims, **p)"
     nb = _notebook_with(target.format(rule=maker), "pass\n")
-    assert any("vectorized_batcher" in r for r in reading(nb)["softsign_rule"])
+    assert any("vectorized_batcher" in r for r in reading(nb)["moments_rule"])
 
 
 def test_what_another_cell_binds_but_the_exercise_never_uses_is_not_read_against_it():
     nb = _notebook_with("_mine = B.vectorized_batcher", (
-        "def softsign_rule(prim, vals, dims, **params):\n"
+        "def moments_rule(prim, vals, dims, **params):\n"
         "    (x,), (d,) = vals, dims\n    return prim.bind(x, **params), d\n"))
     assert reading(nb) == {g: [] for g in reading(nb)}
 
 
 def test_a_dynamic_exercise_s_helper_used_elsewhere_is_read_by_the_user_s_rules():
     nb = _notebook_with("def _look(m, n):\n    return getattr(m, n)\n", (
-        "def softsign_rule(prim, vals, dims, **params):\n"
+        "def moments_rule(prim, vals, dims, **params):\n"
         "    f = _look(B, 'vectorized' + '_batcher')\n"
         "    return f(prim, None, vals, dims, **params)\n"))
-    assert any("computed attribute name" in r for r in reading(nb)["softsign_rule"])
+    assert any("computed attribute name" in r for r in reading(nb)["moments_rule"])

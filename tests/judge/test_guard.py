@@ -74,22 +74,22 @@ PATCH_IS_BATCH_TRACER = [
 
 @pytest.mark.parametrize("patch", PATCH_IS_BATCH_TRACER, ids=["dict", "mock", "code"])
 def test_a_patched_kit_helper_makes_the_exercise_tampered(patch):
-    got = run_child(request(L1, ["spy", "softsign_rule"], {"spy": patch + "\n" + DECOY_SPY_RUN}))
-    for gid in ("spy", "softsign_rule"):          # the first to see it, and every later one
+    got = run_child(request(L1, ["spy", "moments_rule"], {"spy": patch + "\n" + DECOY_SPY_RUN}))
+    for gid in ("spy", "moments_rule"):           # the first to see it, and every later one
         assert "grader.core._jax.is_batch_tracer" in " ".join(got[gid]["tampered"]), got[gid]
     assert "it changed the course's grader.core._jax.is_batch_tracer" in \
         tamper.reason(got["spy"]["tampered"])
 
 
 def test_a_patch_made_while_observed_is_seen_by_that_exercise_not_the_earlier_ones():
-    rule = ("def softsign_rule(prim, vals, dims, **params):\n"
+    rule = ("def moments_rule(prim, vals, dims, **params):\n"
             "    import grader.core.jaxprs as J\n"
             "    J.__dict__['flow'] = lambda closed: {}\n"
             "    raise NotImplementedError\n")
-    gids = ["spy", "softsign_rule", "sumsq_rule"]
-    got = run_child(request(L1, gids, {"softsign_rule": rule}))
+    gids = ["spy", "moments_rule", "stack2_rule"]
+    got = run_child(request(L1, gids, {"moments_rule": rule}))
     order = [g for g in runner.Template.of_notebook(source(L1)).graded if g in gids]
-    first = order.index("softsign_rule")
+    first = order.index("moments_rule")
     assert first > 0 and all(got[g]["tampered"] == [] for g in order[:first])
     assert all("grader.core.jaxprs.flow" in got[g]["tampered"] for g in order[first:])
 
@@ -107,19 +107,19 @@ PATCH_FLOW = [
 
 @pytest.mark.parametrize("patch", PATCH_FLOW, ids=["mock-flow", "defaults"])
 def test_patching_the_kits_jaxpr_reading_is_seen(patch):
-    got = run_child(request(L1, ["rowmax_rule"], {"rowmax_rule": patch + (
-        "def rowmax_rule(prim, vals, dims, **params):\n    raise NotImplementedError\n")}))
-    assert any(t.startswith("grader.core.jaxprs.") for t in got["rowmax_rule"]["tampered"])
+    got = run_child(request(L1, ["stack2_rule"], {"stack2_rule": patch + (
+        "def stack2_rule(prim, vals, dims, **params):\n    raise NotImplementedError\n")}))
+    assert any(t.startswith("grader.core.jaxprs.") for t in got["stack2_rule"]["tampered"])
 
 
 def test_overwriting_one_of_jaxs_rules_is_seen():
-    got = run_child(request(L1, ["softsign_rule"], {"softsign_rule": (
+    got = run_child(request(L1, ["moments_rule"], {"moments_rule": (
         "from jax import lax\n"
         "for _t in [getattr(L1.batching, n) for n in L1.TABLE_NAMES if hasattr(L1.batching, n)]:\n"
         "    if isinstance(_t, dict) and lax.neg_p in _t:\n"
         "        _t[lax.exp_p] = _t[lax.neg_p]\n"
-        "def softsign_rule(prim, vals, dims, **params):\n    raise NotImplementedError\n")}))
-    assert any(t.endswith("[exp]") for t in got["softsign_rule"]["tampered"]), got
+        "def moments_rule(prim, vals, dims, **params):\n    raise NotImplementedError\n")}))
+    assert any(t.endswith("[exp]") for t in got["moments_rule"]["tampered"]), got
 
 
 # JAX's own rule makers reached through its tables' partials, which hold the original function.
@@ -127,38 +127,42 @@ TABLE_PARTIAL = """
 from jax import lax
 _tables = [getattr(L1.batching, n) for n in L1.TABLE_NAMES if hasattr(L1.batching, n)]
 _neg_rule = next(t[lax.neg_p] for t in _tables if isinstance(t, dict) and lax.neg_p in t).func
-def softsign_rule(prim, vals, dims, **params):
+def moments_rule(prim, vals, dims, **params):
     return _neg_rule(prim, None, vals, dims, **params)
 """
 
 
 def test_a_rule_maker_read_out_of_a_tables_partial_is_seen():
-    got = run_child(request(L1, ["softsign_rule"], {"softsign_rule": TABLE_PARTIAL}))
-    assert got["softsign_rule"]["tripped"] == [
+    got = run_child(request(L1, ["moments_rule"], {"moments_rule": TABLE_PARTIAL}))
+    assert got["moments_rule"]["tripped"] == [
         "jax._src.interpreters.batching:vectorized_batcher"]
 
 
-MATCHAXIS_BY_CLOSURE = [
+VMAP_BY_CLOSURE = [
     # the watch's wrapper (3.11) hands out the original by its closure; 3.12+ has no wrapper
-    'from jax._src.interpreters import batching as _b\n_w = getattr(_b, "sixahctam"[::-1])\n'
+    'import jax\n_w = getattr(jax, "pamv"[::-1])\n'
     '_m = ([c.cell_contents for c in (_w.__closure__ or ()) if callable(c.cell_contents)\n'
     '       and getattr(c.cell_contents, "__name__", "") == _w.__name__] or [_w])[0]\n',
-    'import inspect\nfrom jax._src.interpreters import batching as _b\n'
-    '_w = dict(inspect.getmembers(_b))["sixahctam"[::-1]]\n'
+    'import inspect, jax\n'
+    '_w = dict(inspect.getmembers(jax))["pamv"[::-1]]\n'
     '_m = inspect.getclosurevars(_w).nonlocals.get("original", _w)\n',
 ]
-MY_MATCHAXIS = ("def my_matchaxis(src, dst, x, size, sum_match=False):\n"
-                "    return _m(_b.AxisData(None, size, None, None), src, dst, x, sum_match)\n")
+MY_LANDS = ("import jax.numpy as jnp\n"
+            "def where_it_lands(program, in_dims):\n"
+            "    _m(lambda x: x)(jnp.ones(3))\n"
+            "    return {}\n")
+VMAP = "jax._src.api:vmap"
 
 
-@pytest.mark.parametrize("route", MATCHAXIS_BY_CLOSURE, ids=["closure", "getclosurevars"])
-def test_matchaxis_read_out_of_the_watch_is_still_seen(route):
-    got = run_child(request(L2, ["l2_matchaxis"], {"my_matchaxis": route + MY_MATCHAXIS}))
-    assert got["l2_matchaxis"]["tripped"] == ["jax._src.interpreters.batching:matchaxis"]
+@pytest.mark.parametrize("route", VMAP_BY_CLOSURE, ids=["closure", "getclosurevars"])
+def test_vmap_read_out_of_the_watch_is_still_seen(route):
+    got = run_child(request(L2, ["l2_where_it_lands"], {"where_it_lands": route + MY_LANDS}))
+    assert VMAP in got["l2_where_it_lands"]["tripped"], got
 
 
 # Third round: the call made through plain Python standing between the answer and JAX's rule
-# maker (the watch once looked at the immediate caller only), and a copy of matchaxis's code.
+# maker (the watch once looked at the immediate caller only), and a copy of a watched function's
+# code (then matchaxis's, now vmap's: the strict exercise's).
 THROUGH_A_WRAPPER = [
     "import functools\nfrom jax._src.interpreters import batching as _b\n"
     "_call = functools.singledispatch(_b.vectorized_batcher)\n",
@@ -169,31 +173,34 @@ THROUGH_A_WRAPPER = [
 
 @pytest.mark.parametrize("route", THROUGH_A_WRAPPER, ids=["singledispatch", "mock-side-effect"])
 def test_a_rule_maker_called_through_a_wrapper_is_seen(route):
-    answer = route + ("def softsign_rule(prim, vals, dims, **params):\n"
+    answer = route + ("def moments_rule(prim, vals, dims, **params):\n"
                       "    return _call(prim, None, vals, dims, **params)\n")
-    got = run_child(request(L1, ["softsign_rule"], {"softsign_rule": answer}))
-    assert got["softsign_rule"]["tripped"] == [
+    got = run_child(request(L1, ["moments_rule"], {"moments_rule": answer}))
+    assert got["moments_rule"]["tripped"] == [
         "jax._src.interpreters.batching:vectorized_batcher"], got
 
 
-MATCHAXIS_COPY = (
-    "import types\nfrom jax._src.interpreters import batching as _b\n"
-    "_o = _b.matchaxis\n_m = types.FunctionType(_o.__code__.replace(co_name='m'), _o.__globals__)\n")
+VMAP_COPY = (
+    "import types, jax\n"
+    "_o = jax.vmap.__wrapped__         # past JAX's own api_boundary wrapper\n"
+    "_m = types.FunctionType(_o.__code__.replace(co_name='m'), _o.__globals__, 'm',\n"
+    "                        _o.__defaults__, _o.__closure__)\n"
+    "_m.__kwdefaults__ = _o.__kwdefaults__\n")
 
 
 @pytest.mark.skipif(not hasattr(sys, "monitoring"), reason="3.11 watches by wrapper")
-def test_a_copy_of_matchaxis_s_code_is_seen_in_strict_mode():
-    got = run_child(request(L2, ["l2_matchaxis"], {"my_matchaxis": MATCHAXIS_COPY + MY_MATCHAXIS}))
-    assert got["l2_matchaxis"]["tripped"] == ["jax._src.interpreters.batching:matchaxis"], got
+def test_a_copy_of_vmap_s_code_is_seen_in_strict_mode():
+    got = run_child(request(L2, ["l2_where_it_lands"], {"where_it_lands": VMAP_COPY + MY_LANDS}))
+    assert VMAP in got["l2_where_it_lands"]["tripped"], got
 
 
 SWITCH_OFF = [
     "for _t in range(6):\n    if sys.monitoring.get_tool(_t):\n        sys.monitoring.free_tool_id(_t)\n",
     "for _t in range(6):\n    if sys.monitoring.get_tool(_t):\n"
     "        sys.monitoring.register_callback(_t, sys.monitoring.events.PY_START, None)\n",
-    "from jax._src.interpreters import batching as _b\nfor _t in range(6):\n"
+    "import jax\nfor _t in range(6):\n"
     "    if sys.monitoring.get_tool(_t):\n"
-    "        sys.monitoring.set_local_events(_t, _b.matchaxis.__code__, 0)\n",
+    "        sys.monitoring.set_local_events(_t, jax.vmap.__wrapped__.__code__, 0)\n",
 ]
 
 
@@ -201,12 +208,11 @@ SWITCH_OFF = [
 @pytest.mark.parametrize("off", SWITCH_OFF, ids=["free-the-tool", "drop-the-callback",
                                                  "clear-the-events"])
 def test_switching_the_watch_off_makes_the_exercise_tampered(off):
-    answer = ("import sys\n" + off + "from jax._src.interpreters import batching as _b\n"
-              "_m = _b.matchaxis\n" + MY_MATCHAXIS)
-    got = run_child(request(L2, ["l2_matchaxis"], {"my_matchaxis": answer}))
-    assert got["l2_matchaxis"]["tampered"] == [tamper.MONITOR]
+    answer = ("import sys\n" + off + "import jax\n_m = jax.vmap\n" + MY_LANDS)
+    got = run_child(request(L2, ["l2_where_it_lands"], {"where_it_lands": answer}))
+    assert got["l2_where_it_lands"]["tampered"] == [tamper.MONITOR]
     assert "switched off the judge's watch on JAX's functions" in \
-        tamper.reason(got["l2_matchaxis"]["tampered"])
+        tamper.reason(got["l2_where_it_lands"]["tampered"])
 
 
 def test_the_reason_names_only_what_it_can_read():
@@ -246,11 +252,11 @@ PASS_THROUGH = {
 def test_a_rule_maker_named_in_another_cell_and_called_through_jax_is_seen(route):
     imports, call = PASS_THROUGH[route]
     rule = (f"{imports}from jax import lax\n"
-            f"def softsign_rule(prim, vals, dims, **params):\n    return {call}\n")
-    got = run_child(request(L1, ["spy", "softsign_rule"], {"spy": FOUND_VB + DECOY_SPY_RUN,
-                                                           "softsign_rule": rule}))
-    assert got["softsign_rule"]["tripped"] == [
-        "jax._src.interpreters.batching:vectorized_batcher"], got["softsign_rule"]
+            f"def moments_rule(prim, vals, dims, **params):\n    return {call}\n")
+    got = run_child(request(L1, ["spy", "moments_rule"], {"spy": FOUND_VB + DECOY_SPY_RUN,
+                                                           "moments_rule": rule}))
+    assert got["moments_rule"]["tripped"] == [
+        "jax._src.interpreters.batching:vectorized_batcher"], got["moments_rule"]
     assert got["spy"]["tripped"] == []
 
 
@@ -261,15 +267,15 @@ def test_the_exercise_s_primitive_handed_to_jax_s_rule_table_is_seen():
             "from jax import lax\n"
             "_t = [t for t in (getattr(L1.batching, n, None) for n in L1.TABLE_NAMES)\n"
             "      if isinstance(t, dict) and lax.sin_p in t][0]\n"
-            "def softsign_rule(prim, vals, dims, **params):\n"
+            "def moments_rule(prim, vals, dims, **params):\n"
             "    _t[prim] = functools.partial(VB, prim)\n"
             "    (x,), (d,) = vals, dims\n"
             "    return prim.bind(x, **params), d\n")
-    cells, cases, owned = request(L1, ["softsign_rule"], {"softsign_rule": rule})
-    cases = {"softsign_rule": KNOWN["softsign_rule"].cases(np.random.default_rng(0), True)}
-    assert any(c["outer_axes"] is not None for c in cases["softsign_rule"])
+    cells, cases, owned = request(L1, ["moments_rule"], {"moments_rule": rule})
+    cases = {"moments_rule": KNOWN["moments_rule"].cases(np.random.default_rng(0), True)}
+    assert any(c["outer_axes"] is not None for c in cases["moments_rule"])
     found, _, _ = judging.run(cells, cases, owned, in_process=False)
-    assert found["softsign_rule"]["tripped"] == [
+    assert found["moments_rule"]["tripped"] == [
         "jax._src.interpreters.batching:vectorized_batcher"]
 
 
@@ -285,17 +291,17 @@ FORGE = {
         "os.write(_fd, b'0' * 64 + b' {\"n\": 1, \"t\": \"ready\", \"missing\": {}}\\n')\n"),
     "the child's own sealer": (
         "import gc\n_s = [o for o in gc.get_objects() if type(o).__name__ == 'Sealer']\n"
-        "def my_matchaxis(src, dst, x, size, sum_match=False):\n"
+        "def where_it_lands(program, in_dims):\n"
         "    for s in _s:\n"
-        "        s.send('obs', gid='l2_matchaxis', i=0, v=None)\n"
-        "    return x\n"),
+        "        s.send('obs', gid='l2_where_it_lands', i=0, v=None)\n"
+        "    return {}\n"),
 }
 
 
 @pytest.mark.parametrize("how", sorted(FORGE))
 def test_a_line_the_answer_writes_on_the_child_s_pipe_ends_the_run_as_forged(how):
-    cells, cases, owned = request(L2, ["l2_matchaxis", "l2_pairwise"],
-                                  {"my_matchaxis": FORGE[how]})
+    cells, cases, owned = request(L2, ["l2_where_it_lands", "l2_widened"],
+                                  {"where_it_lands": FORGE[how]})
     found, failure, talk = judging.run(cells, cases, owned, in_process=False)
-    assert talk.forged_at in ("cells", "l2_matchaxis") and "forged" in failure
-    assert found["l2_matchaxis"]["observed"] is None
+    assert talk.forged_at in ("cells", "l2_where_it_lands") and "forged" in failure
+    assert found["l2_where_it_lands"]["observed"] is None

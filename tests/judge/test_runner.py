@@ -60,7 +60,7 @@ def test_an_answer_that_hangs_ignoring_sigint_times_out_alone(solved):
                                   "while True:\n    pass")
     verdicts = runner.judge(solved, sandbox.Limits(wall_s=8, cpu_s=60, memory_mb=4096))
     assert not verdicts["spy"].passed and "timed out" in verdicts["spy"].findings[0].got
-    assert verdicts["which_table"].passed
+    assert verdicts["moments_rule"].passed
 
 
 def test_patching_whatever_grader_code_the_child_holds_earns_nothing(solved):
@@ -83,33 +83,33 @@ def test_missing_names_are_reported_by_name(solved):
     assert "spy" in finding.expected and finding.got == "not defined"
 
 
-def test_an_answer_calling_jax_own_matchaxis_goes_to_a_human(solved2):
-    replace_answer(solved2, "my_matchaxis", (
-        "from jax._src.interpreters import batching\n"
-        "def my_matchaxis(src, dst, x, size, sum_match=False):\n"
-        "    return batching.matchaxis(None, size, src, dst, x, sum_match)\n"))
+def test_an_answer_running_vmap_where_it_must_not_goes_to_a_human(solved2):
+    replace_answer(solved2, "where_it_lands", (
+        "import jax\n"
+        "def where_it_lands(program, in_dims):\n"
+        "    jax.vmap(lambda x: x)(jnp.ones(3))\n"
+        "    return {}\n"))
     verdicts = runner.judge(solved2, FAST)
-    res = verdicts["l2_matchaxis"]
-    assert not res.passed and res.manual and "matchaxis" in res.manual
+    res = verdicts["l2_where_it_lands"]
+    assert not res.passed and res.manual and "vmap" in res.manual
     assert "manual" in res.summary().lower()
-    assert all(r.passed for g, r in verdicts.items() if g != "l2_matchaxis")
+    assert all(r.passed for g, r in verdicts.items() if g != "l2_where_it_lands")
 
 
-def test_an_answer_importing_the_course_goes_to_a_human(solved):
-    replace_answer(solved, "which_table", (
-        "from grader import core\n"
-        "def which_table(module, prim):\n"
-        "    held = core.tables_holding(prim, module)\n"
-        "    return held[0] if held else None\n"))
-    res = runner.judge(solved, FAST)["which_table"]
+def test_an_answer_importing_the_course_goes_to_a_human(solved2):
+    replace_answer(solved2, "widened", (
+        "from grader.lessons.l2_where_the_axis_goes import widened as _course\n"
+        "def widened(jaxpr, in_axes, size):\n"
+        "    return {}\n"))
+    res = runner.judge(solved2, FAST)["l2_widened"]
     assert res.manual and "grader" in res.manual
 
 
-def test_a_comment_or_docstring_naming_the_jax_function_is_not_delegation(solved2):
-    for cell in answers(solved2):
-        if "def my_matchaxis" in cell.source:
-            cell.source = "# unlike batching.matchaxis, mine is plain jnp\n" + cell.source
-    res = runner.judge(solved2, FAST)["l2_matchaxis"]
+def test_a_comment_or_docstring_naming_the_jax_function_is_not_delegation(solved):
+    for cell in answers(solved):
+        if "def moments_rule" in cell.source:
+            cell.source = "# unlike batching.reducer_batcher, mine keeps both outputs\n" + cell.source
+    res = runner.judge(solved, FAST)["moments_rule"]
     assert res.passed and not res.manual
 
 
@@ -164,33 +164,31 @@ def test_only_the_calls_an_exercise_watches_count_against_it():
     none) gives no reason, and a reason names only what the exercise watches, briefly."""
     from grader import lessons
     from grader.judge import decide, session
-    ex = lessons.exercises()["l2_matchaxis"]
+    ex = lessons.exercises()["l2_where_it_lands"]
     cases = ex.cases(runner.cases_rng(1, "k"), False)
     talk = session.Session([], {ex.grade_id: (runner._job(ex), cases)}, None, 1 << 16)
-    talk.hits.add(("give full marks " * 10 ** 4, "l2_matchaxis", None, True, True))
+    talk.hits.add(("give full marks " * 10 ** 4, "l2_where_it_lands", None, True, True))
     assert decide.settle(ex, cases, talk, ()) is None           # nothing decided, nothing said
-    talk.hits.add((ex.delegation.calls[0], "l2_matchaxis", None, True, False))
+    talk.hits.add((ex.delegation.calls[0], "l2_where_it_lands", None, True, False))
     res = decide.settle(ex, cases, talk, ())
-    assert res.manual and len(res.manual) < runner.MAX_REASON and "matchaxis" in res.manual
+    watched = ex.delegation.calls[0].rsplit(":", 1)[-1]
+    assert res.manual and len(res.manual) < runner.MAX_REASON and watched in res.manual
 
 
-# The red team's third round, whole: the hidden cases read off the stack, computed with JAX's
-# own matchaxis, a forged answer written on the child's answer pipe, then os._exit(0).
+# The red team's third round, whole: the hidden cases read off the stack, answered with JAX's
+# own vmap, a forged answer written on the child's answer pipe, then os._exit(0).
 STACK_THEN_FORGE = """\
 import json, os, traceback
-from jax._src.interpreters import batching as _b
-_mx = [v for k, v in vars(_b).items() if k == "match" + "axis"][0]
+import jax, jax.numpy as jnp
+_vm = [v for k, v in vars(jax).items() if k == "v" + "map"][0]
 def _cases():
     for f in traceback.StackSummary.extract(traceback.walk_stack(None), capture_locals=True):
         for v in (f.locals or {}).values():
-            if "shape" in v and "src" in v:
+            if "program" in v and "in_dims" in v:
                 yield v
-def my_matchaxis(src, dst, x, size, sum_match=False):
+def where_it_lands(program, in_dims):
     seen = list(_cases())
-    try:
-        out = _mx(_b.AxisData(None, size, None, None), src, dst, x, sum_match)
-    except Exception:
-        out = x
+    out = _vm(lambda v: v)(jnp.ones(3))
     line = json.dumps({"n": 99, "t": "obs", "seen": len(seen)})
     os.write(int(os.environ.get("INSIDE_VMAP_ANSWER_FD", "1")), ("0" * 64 + " " + line + "\\n").encode())
     os._exit(0)
@@ -203,15 +201,14 @@ def test_the_forged_answer_earns_nothing_and_goes_to_a_human(solved2, attack, mo
     # own defences alone decide.
     monkeypatch.setattr(runner.delegation, "reasons", lambda *a, **k: [])
     source = STACK_THEN_FORGE if attack == "stack-then-forge" else \
-        STACK_THEN_FORGE.replace("out = _mx(", "out = (").replace(
-            "_b.AxisData(None, size, None, None), src, dst, x, sum_match)", "x)")
-    replace_answer(solved2, "my_matchaxis", source)
+        STACK_THEN_FORGE.replace("out = _vm(lambda v: v)(jnp.ones(3))", "out = None")
+    replace_answer(solved2, "where_it_lands", source)
     verdicts = runner.judge(solved2, FAST)
-    res = verdicts["l2_matchaxis"]
+    res = verdicts["l2_where_it_lands"]
     assert res.manual and not res.passed, res.summary()
     assert "forged" in res.manual and \
-        ("matchaxis" in res.manual) == (attack == "stack-then-forge"), res.manual
-    assert all(r.passed for g, r in verdicts.items() if g != "l2_matchaxis")
+        ("vmap" in res.manual) == (attack == "stack-then-forge"), res.manual
+    assert all(r.passed for g, r in verdicts.items() if g != "l2_where_it_lands")
 
 
 def _peak_mib() -> float:
@@ -224,16 +221,17 @@ def _peak_mib() -> float:
     "    return jnp.arange(2 ** 21, dtype=jnp.float32).reshape(2 ** 10, 2 ** 11)\n",
 ])
 def test_an_answer_the_size_of_the_answer_cap_costs_the_trusted_process_nothing(solved2, answer):
-    replace_answer(solved2, "my_matchaxis", "import jax.numpy as jnp\n"
-                   "def my_matchaxis(src, dst, x, size, sum_match=False):\n" + answer)
+    # cheap_where's answer is an array, sent as it is (where_it_lands's is read as ints)
+    replace_answer(solved2, "cheap_where", "import jax.numpy as jnp\n"
+                   "def cheap_where(pred, x, y):\n" + answer)
     with open("/proc/self/clear_refs", "w") as fh:
         fh.write("5")
     before = _peak_mib()
     verdicts = runner.judge(solved2, FAST)
-    res = verdicts["l2_matchaxis"]
-    assert not res.passed and "KiB for one case of l2_matchaxis" in res.findings[0].got
+    res = verdicts["l2_cheap_where"]
+    assert not res.passed and "KiB for one case of l2_cheap_where" in res.findings[0].got
     assert _peak_mib() - before < 100
-    assert all(r.passed for g, r in verdicts.items() if g != "l2_matchaxis")
+    assert all(r.passed for g, r in verdicts.items() if g != "l2_cheap_where")
 
 
 @pytest.mark.parametrize("where", ["the cell", "the answer"])

@@ -104,11 +104,12 @@ def vb():
     return _jax.batching.vectorized_batcher
 
 
-# A rule maker called on one unbatched value, whichever signature this release gives it (newer
+# A rule maker called on ``n`` unbatched values, whichever signature this release gives it (newer
 # ones take axis_data second).
-CALL = ("def call(g, p, d):\n"
-        "    try:\n        return g(p, None, [1.0], [d])\n"
-        "    except TypeError:\n        return g(p, [1.0], [d])\n")
+CALL = ("def call(g, p, d, n=1, **params):\n"
+        "    vals, dims = [1.0] * n, [d] * n\n"
+        "    try:\n        return g(p, None, vals, dims, **params)\n"
+        "    except TypeError:\n        return g(p, vals, dims, **params)\n")
 
 
 def test_a_call_through_jax_code_that_passes_the_function_on_is_the_answer_s(rule_watch):
@@ -131,8 +132,8 @@ def test_jax_running_its_own_rule_from_its_table_is_not_the_answer_s(rule_watch)
 
 def test_a_rule_maker_run_on_a_primitive_jax_does_not_give_it_counts_whoever_calls_it(rule_watch):
     from grader.lessons.l1_rule_per_primitive import kit
-    prim = kit.make_primitives().softsign_p
+    prim = kit.make_primitives().stack2_p        # single-output, as vectorized_batcher asserts
     namespace = {}
     exec(CALL, namespace)                            # in this test file: no answer's frame
-    namespace["call"](vb(), prim, 0)
+    namespace["call"](vb(), prim, 0, 2, axis=0)
     assert (VB, False, True) in rule_watch.calls

@@ -95,3 +95,33 @@ def assert_hints_name(res, mistakes: dict, mistake: str):
         named = [p for p in others if p in finding.hint]
         assert not named, (mistake, named, finding.case, finding.hint)
     return [f.hint for f in res.findings]
+
+
+# ---- pattern-matching students --------------------------------------------------------------------
+
+def blank(*args, **kwargs):
+    """What the released notebook's stub does: nbgrader's `raise NotImplementedError()`."""
+    raise NotImplementedError()
+
+
+def judged(exercise, answer, seed: int, hidden: bool = True):
+    """The trusted verdict on ``answer`` over one draw of cases, its observations sent through the
+    judge's wire as the sandboxed child sends them."""
+    cases = exercise.cases(np.random.default_rng(seed), hidden)
+    observed = [wire.loads(wire.dumps(exercise.observe_safely((answer,), c))) for c in cases]
+    return exercise.verdict(cases, observed)
+
+
+def assert_earns_what_a_blank_earns(exercise, answer, seeds=range(6)):
+    """On every draw of hidden cases, ``answer`` scores what the release's stub scores: nothing
+    (a grade cell is all or nothing, so one failed hidden case is enough)."""
+    assert not judged(exercise, blank, 0).passed
+    for seed in seeds:
+        res = judged(exercise, answer, seed)
+        assert not res.passed, (getattr(answer, "__name__", answer), seed, res.summary())
+
+
+def assert_honest_earns_everything(exercise, answer, seeds=range(6)):
+    for seed in seeds:
+        res = judged(exercise, answer, seed)
+        assert res.passed, res.summary()

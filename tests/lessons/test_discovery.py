@@ -41,11 +41,17 @@ def test_exercises_finds_every_declaration():
     assert all(declared[gid] == {id(ex)} for gid, ex in found.items())    # one object per id
 
 
-def test_lesson_two_declares_its_four_exercises_with_their_needs():
-    found = lessons.exercises()
-    assert {gid: found[gid].needs for gid in found if gid.startswith("l2_")} == {
-        "l2_matchaxis": ("my_matchaxis",), "l2_choose_axes": ("choose_axes",),
-        "l2_pairwise": ("pairwise",), "l2_score_batch": ("score_batch",)}
+def test_each_lesson_declares_its_exercises_with_their_needs():
+    found = {gid: ex.needs for gid, ex in lessons.exercises().items()}
+    assert {gid: n for gid, n in found.items() if gid.startswith("l2_")} == {
+        "l2_where_it_lands": ("where_it_lands",), "l2_widened": ("widened",),
+        "l2_cheap_where": ("cheap_where",)}
+    assert {gid: n for gid, n in found.items() if gid.startswith("l4_")} == {
+        "l4_per_example_grads": ("per_example_grads",), "l4_clipped_scale": ("clipped_scale",),
+        "l4_floored_cummax": ("floored_cummax",), "l4_vmap_jacobian": ("vmap_jacobian",)}
+    assert {gid: n for gid, n in found.items() if not gid[:1] == "l" or not gid[1:2].isdigit()} == {
+        "spy": ("spy",), "moments_rule": ("moments_rule",), "stack2_rule": ("stack2_rule",),
+        "prefix_rule": ("prefix_rule",)}
 
 
 def test_packages_are_the_lesson_folders_in_lesson_order():
@@ -124,7 +130,7 @@ def test_a_lesson_that_fails_to_import_makes_exercises_raise(tmp_path):
     shutil.rmtree(root / "grader" / "lessons" / "l3_broken")
     out = run_python(root, SCAN)
     assert out.returncode == 0, out.stderr
-    assert "'spy'" in out.stdout and "'l2_matchaxis'" in out.stdout
+    assert "'spy'" in out.stdout and "'l2_widened'" in out.stdout
 
 
 def test_a_grade_id_declared_twice_makes_exercises_raise(tmp_path):
@@ -154,7 +160,7 @@ def test_in_a_kit_only_tree_checks_are_stubs(tmp_path):
                             if not getattr(f, "__module__", "").startswith("__editable__")]
         from grader.feedback import show
         from grader.lessons import l1_rule_per_primitive as L1, l2_where_the_axis_goes as L2
-        for res in (L1.check_spy(None), L1.selfcheck_route("rule"), L2.check_matchaxis(None,
+        for res in (L1.check_spy(None), L1.selfcheck_route("rule"), L2.check_widened(None,
                     hidden=True)):
             assert not res.graded and res.cases == 0 and "not run while grading" in res.note, res
             show(res)                                  # a stub never raises
@@ -166,7 +172,7 @@ def test_in_a_kit_only_tree_checks_are_stubs(tmp_path):
                 assert "not available while grading" in str(err)
             else:
                 raise AssertionError(name)
-        assert L1.make_primitives().rowmax_p.name == "rowmax"      # the kit itself is there
+        assert L1.make_primitives().moments_p.name == "moments"    # the kit itself is there
         assert importlib.util.find_spec("grader.exercise") is None  # the answer key is not
         assert importlib.util.find_spec("grader.lessons.l1_rule_per_primitive.spy") is None
         print("stubs ok")

@@ -74,3 +74,28 @@ def test_due_dates_are_set_before_late_penalties_are_assigned(course_config):
     names = steps(course_config)
     late = names.index(f"{AssignLatePenalties.__module__}.{AssignLatePenalties.__name__}")
     assert names.index("grader.nbgrader_plugins.SetDueDate") == late - 1
+
+
+def test_hidden_tests_leave_the_kernels_folder_before_any_kernel_starts(course_config):
+    names = steps(course_config)
+    hide = names.index("grader.nbgrader_plugins.hidden.HideHiddenTests")
+    kernel = next(i for i, n in enumerate(names) if n.endswith("Execute"))
+    assert hide == 0 and names.index("grader.nbgrader_plugins.hidden.RestoreHiddenTests") > kernel
+
+
+def test_every_html_rendering_of_a_submission_is_sanitized(course_config):
+    """The formgrader's exporter takes HTMLExporter's configuration; nbgrader's feedback
+    converter registers GenerateFeedback.preprocessors on its own exporter instead."""
+    sanitize = "grader.nbgrader_plugins.html.SanitizeSubmission"
+    assert course_config.HTMLExporter.preprocessors == [sanitize]
+    assert course_config.HTMLExporter.filters == {
+        "markdown2html": "grader.nbgrader_plugins.html.SafeMarkdown"}
+    feedback = [s if isinstance(s, str) else s.__name__
+                for s in course_config.GenerateFeedback.preprocessors]
+    assert feedback.index(sanitize) == len(feedback) - 2        # after every step that edits
+
+
+def test_collect_dates_submissions_by_the_exchanges_clock(course_config):
+    assert course_config.ExchangeFactory.collect == \
+        "grader.nbgrader_plugins.received.ReceivedCollect"
+    assert 0 < course_config.SubmissionSize.max_notebook_mb <= 10

@@ -283,3 +283,4 @@ def test_a_flag_on_the_grade_cell_itself_is_read_too():
     assert manual_reason(grades, [N(name="g1", auto_comment=JUDGE_FLAG + " eval ")]) == "g1: eval"
     assert manual_reason(grades, [N(name="s1", auto_comment="No response.")]) == \
         "no automatic score for g1"
+

@@ -5,8 +5,7 @@ import time
 import pytest
 from traitlets.config import Config
 
-from grader.instructor.autograde import failure_reason
-from grader.nbgrader_plugins import FAILED, GRADED, GRADING, KERNEL_DIED, TIMED_OUT, UNREADABLE
+from grader.nbgrader_plugins import FAILED, GRADED, GRADING, TIMED_OUT
 from grader.nbgrader_plugins import GradingStatus
 from grader.nbgrader_plugins.lock import is_postgres
 
@@ -34,18 +33,6 @@ def test_the_status_file_is_configurable(tmp_path):
     (tmp_path / "status").mkdir()
     GradingStatus(config=cfg).record(str(tmp_path), "a1", "s", GRADED)
     assert (tmp_path / "status" / "here.json").exists()
-
-
-@pytest.mark.parametrize("log, reason", [
-    ("[ERROR] Kernel died while waiting for execute reply.\nnbclient.exceptions.DeadKernelError: "
-     "Kernel died", KERNEL_DIED),
-    ("[ERROR] Timeout waiting for execute reply (10s).\n[ERROR] Interrupting kernel\n"
-     "nbclient.exceptions.CellTimeoutError: A cell timed out", TIMED_OUT),
-    ("nbformat.reader.NotJSONError: Notebook does not appear to be JSON", UNREADABLE),
-    ("[ERROR] something else\nValueError: odd", "autograde error: ValueError: odd"),
-])
-def test_failure_reasons_from_nbgrader_logs(log, reason):
-    assert failure_reason({"success": False, "log": log}) == reason
 
 
 # ---- the lock -----------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 """nbgrader's formgrader, in a Jupyter server started at the top level (as `make lab` starts it),
 opens on this course, with the term's settings from course/nbgrader_config.py: the exchange an
-assignment was released to, and its due date.
+assignment was released to, and its due date; `make lab` itself offers no terminal and sends the
+course's Content-Security-Policy (tests/browser/test_formgrader_xss.py: what that holds off).
 
 The server runs in a throw-away copy of the layout (the top-level nbgrader_config.py, course/,
 exercises/), so the real course/ gets no gradebook from the test; the copy's exchange and due date
@@ -66,3 +67,36 @@ def test_formgrader_lists_the_course_assignments(layout, serve):
     assert [found[n]["status"] for n in names] == ["released"] + ["draft"] * (len(names) - 1)
     assert found[names[0]]["duedate_notimezone"].startswith("2026-10-05T17:00")
     assert (layout / "course" / "gradebook.db").exists()     # the course's own gradebook
+
+
+def test_make_lab_offers_no_terminal_and_sends_the_courses_policy(serve, tmp_path):
+    """`make lab` (the server the formgrader runs in, showing students' notebooks): every page, the formgrader's
+    too, carries jupyter/jupyter_server_config.py's Content-Security-Policy, files served raw are sandboxed on top,
+    and no terminal can be opened."""
+    import urllib.error
+    import urllib.request
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MAKE")}
+    env["JUPYTER_CONFIG_DIR"] = str(tmp_path / "config")       # nothing of the user's own config
+    lab = serve(lambda port, token: [
+        "make", "--no-print-directory", "-C", str(ROOT), "-o", ".venv/.installed", "lab", f"PORT={port}",
+        f"LAB_ARGS=--IdentityProvider.token={token} --ServerApp.port_retries=0"], env=env)
+
+    def headers(path, method="GET"):
+        req = urllib.request.Request(f"{lab.base}{path}", method=method,
+                                     headers={"Authorization": f"token {lab.token}"})
+        try:
+            with urllib.request.urlopen(req, timeout=10) as resp:
+                return resp.status, resp.headers
+        except urllib.error.HTTPError as err:
+            return err.code, err.headers
+
+    for path in ("/lab", "/formgrader/manage_assignments", "/api/contents"):
+        status, got = headers(path)
+        assert status == 200, path
+        policy = got["Content-Security-Policy"]
+        assert "script-src 'self'" in policy and "frame-ancestors 'self'" in policy, (path, policy)
+        assert "object-src 'none'" in policy and "connect-src 'self'" in policy, (path, policy)
+    assert "sandbox" in headers("/files/README.md")[1]["Content-Security-Policy"]
+    assert headers("/api/terminals", "POST")[0] == 404
+    assert headers("/api/terminals")[0] == 404

@@ -152,6 +152,27 @@ def unregister_rule(prim) -> None:
     del B.primitive_batchers[prim]
 
 
+def register_fancy_rule(prim, rule) -> None:
+    """Install ``rule(axis_data, vals, dims, **params) -> (out, out_dim)`` in the table whose rules
+    get the axis being mapped (``fancy_primitive_batchers``, a dict on every release from
+    0.4.36); process_primitive consults it first, so it runs even when no input is mapped."""
+    B.fancy_primitive_batchers[prim] = rule
+
+
+def unregister_rules(prim) -> None:
+    """Remove every rule ``prim`` has in a real rule table (`register_rule`'s or
+    `register_fancy_rule`'s); a primitive with none is left as it is."""
+    for table in (B.primitive_batchers, B.fancy_primitive_batchers):
+        if isinstance(table, dict):
+            table.pop(prim, None)
+
+
+def current_trace():
+    """The trace a ``bind`` made now dispatches to (``core.trace_ctx.trace``): inside a vmapped
+    function its BatchTrace, whose ``parent_trace`` is the trace around that vmap."""
+    return jcore.trace_ctx.trace
+
+
 def error_meaning(message: str) -> str | None:
     """What a JAX error message about a batching rule's result means, across its wordings."""
     if "out of range" in message or "out of bounds" in message:

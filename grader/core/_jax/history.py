@@ -118,15 +118,135 @@ HISTORY: dict[str, Fact] = {
                                  (("0.4.36", "NotMapped | int | RaggedAxis"), ("0.8.2", "NotMapped | int"))),
     "matchaxis_extra_cases": Fact("which markers besides an int and None matchaxis's source handles",
                                   (("0.4.36", "jumble_axis"), ("0.8.2", "none"), ("0.9.0", "infer, sum_axis"))),
-    "rule_numpy_int_out_dim": Fact("what vmap does when an old-style rule returns a numpy integer as its out dim",
-                                   (("0.4.36", "accepts it"), ("0.10.0", "rejects it"))),
     "shared_rule_names": Fact("which primitive names key two different rules after one vmap",
                               (("0.4.36", "pbroadcast"), ("0.6.0", "none"))),
     "ordinary_rules_table": Fact("which table holds the rules of sin, add, reduce_sum and transpose",
                                  ((_FIRST, _PLAIN), ("0.8.2", _FANCY))),
     "vmap_out_axes_sum_axis": Fact("whether jax.vmap accepts batching.sum_axis in out_axes (and sums)",
                                    (("0.4.36", False), ("0.9.0", True))),
+    # ---- lesson 4, vmap meets autodiff (measures in measures_autodiff.py): measured on the nine
+    # matrix releases and, to pin each boundary, on 0.4.37, 0.4.38, 0.6.0, 0.6.1 and 0.12.0.
+    "custom_jvp_route": Fact("which BatchTrace method a custom_jvp function reaches under vmap",
+                             ((_FIRST, "process_custom_jvp_call (custom_jvp_call)"),)),
+    "custom_vjp_route": Fact("which BatchTrace method a custom_vjp function reaches under vmap",
+                             ((_FIRST, "process_custom_vjp_call (custom_vjp_call)"),)),
+    "custom_vjp_under_jit_route": Fact(
+        "which BatchTrace method a custom_vjp function reaches under vmap of jit",
+        ((_FIRST, "process_primitive (custom_vjp_call_jaxpr)"),
+         ("0.6.1", "process_custom_vjp_call (custom_vjp_call)"))),
+    "shared_custom_vjp_output": Fact(
+        "what grad does with a custom_vjp output shared across a vmap's batch (out_axes=None)",
+        ((_FIRST, "counts its cotangent once per example"), ("0.12.0", "raises ValueError"))),
+    "custom_vmap_grad_error": Fact("what jax.grad of a custom_vmap function raises",
+                                   ((_FIRST, "AssertionError"), ("0.4.38", "ValueError"))),
+    "custom_vmap_rule_when_unmapped": Fact(
+        "whether a custom_vmap rule runs for a call whose inputs are all unmapped", ((_FIRST, False),)),
+    # Round 2 (a second read against the source): JAX's opt-in custom_vjp (a hijax primitive, read
+    # in 0.9.0.1 and 0.9.1's config.py), generic_batching (read in 0.12.0's custom_derivatives.py),
+    # and custom_vmap's docstring (read in 0.4.37 and 0.4.38's custom_batching.py).
+    "custom_vjp3_route": Fact(
+        "which BatchTrace method a custom_vjp function reaches under vmap with jax_custom_vjp3 on",
+        ((_FIRST, "no such option"), ("0.9.1", "process_primitive (call_hi_primitive)"))),
+    "custom_vjp_generic_batching_route": Fact(
+        "which BatchTrace method a custom_vjp function reaches under vmap with "
+        "defvjp(..., generic_batching=True)",
+        ((_FIRST, "no such option"), ("0.12.0", "process_primitive (call_hi_primitive)"))),
+    "custom_vmap_doc_custom_vjp": Fact(
+        "whether custom_vmap's docstring says to wrap it in a custom_vjp for reverse mode",
+        ((_FIRST, False), ("0.4.38", True))),
 }
+
+
+# ---- lessons 1 and 2, and the appendix (issue 23; their measures: measures_l12.py) ---------------
+# Measured on all 29 releases (tools/measure-history, one fresh process each), the boundaries first
+# read in the source of each release's jax wheel (core.py, interpreters/batching.py, lax/lax.py, ...).
+_MOVED_0_5_1 = "broadcast_in_dim, dot_general, reshape"
+HISTORY.update({
+    "bind_takes_current_trace": Fact("which method of Primitive hands the current trace to bind_with_trace",
+                                     ((_FIRST, "bind"), ("0.5.1", "_true_bind"), ("0.9.2", "bind"))),
+    "rule_numpy_int_out_dim": Fact(
+        "what becomes of a BatchTracer whose old-style rule answered a numpy integer as its out dim",
+        ((_FIRST, "its aval is None"), ("0.8.2", "reading its aval raises"),
+         ("0.10.0", "BatchTracer() refuses it"))),
+    "batch_dim_hijax": Fact("whether a BatchTracer lets a hijax type read a batch spec that is not an int",
+                            ((_FIRST, False), ("0.9.1", True))),
+    "moved_rules_use_sharding": Fact(
+        "which rules that moved into fancy_primitive_batchers read axis_data for the new axis's sharding",
+        ((_FIRST, "none"), ("0.5.1", _MOVED_0_5_1),
+         ("0.8.0", "add_any, " + _MOVED_0_5_1.replace("dot_general", "conv_general_dilated, dot_general")))),
+    "moved_rules_read_axis_data": Fact(
+        "whether each of the 15 rules that moved into fancy_primitive_batchers (0.4.36 to 0.8.1) reads axis_data there",
+        ((_FIRST, True),)),
+    "jnp_sin_wrapper": Fact("how jax.numpy wraps sin (the inline parameter of its jit)",
+                            ((_FIRST, "jit(inline=True)"), ("0.11.0", "jit(inline=Inline.JAX_EARLY)"))),
+    "matchaxis_named_refusal": Fact("what matchaxis raises for a batched value sent to None on a named axis",
+                                    ((_FIRST, "ValueError"),)),
+    "jitted_custom_vjp_entry": Fact(
+        "how a jax.custom_vjp traced inside a jit reaches the BatchTrace of a vmap around the jit",
+        ((_FIRST, "custom_vjp_call_jaxpr, through process_primitive"),
+         ("0.6.1", "custom_vjp_call, through process_custom_vjp_call"))),
+    "tracer_inherited_slots": Fact("the slots a BatchTracer inherits from Tracer",
+                                   ((_FIRST, "_trace, _line_info"), ("0.8.2", "__weakref__, _trace, _line_info"),
+                                    ("0.10.0", "__weakref__, _trace, _line_info, aval"))),
+})
+
+
+# ---- lesson 3, "Batching whole programs" (their measures: measures_l3.py) ------------------------
+# Read in each release's jax/_src (pjit.py, lax/control_flow/loops.py, conditionals.py), probed live
+# on the nine releases of the matrix; a boundary between two of them is read in the releases' source.
+HISTORY.update({
+    "jit_rule_calls": Fact("which batching function jit's rule hands the inner program to",
+                           ((_FIRST, "batch_jaxpr2"),)),
+    "batch_jaxpr2_cached": Fact("whether batch_jaxpr2's work is memoised in a weakref_lru_cache",
+                                ((_FIRST, True),)),
+    "jit_inline_true_eqn": Fact("whether jax.jit(f, inline=True) leaves a jit equation in the jaxpr",
+                                ((_FIRST, False), ("0.11.2", True))),
+    "jnp_sin_jit_eqn": Fact("whether jnp.sin (itself a jitted wrapper) leaves a jit equation",
+                            ((_FIRST, False),)),
+    "cond_batched_predicate": Fact("what vmap makes of a lax.cond whose predicate is batched",
+                                   ((_FIRST, "select_n, both branches inlined"),)),
+    "while_batched_select": Fact("where a while_loop with a batched predicate holds finished examples",
+                                 ((_FIRST, "in its lowering (_pred_bcast_select_hlo)"),)),
+    "scan_batched_const_moved": Fact("whether scan's rule moves a const batched on axis 1 to axis 0",
+                                     ((_FIRST, True), ("0.12.0", False))),
+    "map_batch_size": Fact("how lax.map(f, xs, batch_size=b) is built when b does not divide len(xs)",
+                           ((_FIRST, "a scan over vmap(f) of chunks, vmap(f) of the remainder"),)),
+    # Round 2 (the first truth review): lax.map's edge cases, and where the control-flow rules
+    # depart from "batch_jaxpr with the batch at axis 0". Measured on 23 releases (the nine of the
+    # matrix and 0.4.37-0.5.2, 0.6.0, 0.6.1, 0.7.0, 0.7.1, 0.8.0-0.8.2, 0.9.0, 0.12.0); the others
+    # read in their source (loops.py's map and _batch_and_remainder, the rules, unchanged there).
+    "map_divisible_remainder": Fact("what lax.map(f, xs, batch_size=b) adds for the remainder when b divides len(xs)",
+                                    ((_FIRST, "vmap(f) of 0 rows, concatenated"), ("0.6.2", "none"))),
+    "map_batch_over_length": Fact("what lax.map(f, xs, batch_size=b) builds when b > len(xs)",
+                                  ((_FIRST, "a scan of 0 trips, then vmap(f) of the rest, concatenated"),
+                                   ("0.7.0", "vmap(f) alone"))),
+    "map_batch_size_zero": Fact("what lax.map(f, xs, batch_size=0) does",
+                                ((_FIRST, "raises ZeroDivisionError"), ("0.8.2", "vmap(f) alone"))),
+    "cond_rule_calls": Fact("which of batch_jaxpr / batch_jaxpr_axes cond's rule calls",
+                            ((_FIRST, "batch_jaxpr"),)),
+    "while_rule_calls": Fact("which of batch_jaxpr / batch_jaxpr_axes while's rule calls",
+                             ((_FIRST, "batch_jaxpr, batch_jaxpr_axes"),)),
+    "scan_rule_calls": Fact("which of batch_jaxpr / batch_jaxpr_axes scan's rule calls",
+                            ((_FIRST, "batch_jaxpr"), ("0.12.0", "batch_jaxpr_axes"))),
+    "while_batched_const_moved": Fact("whether while's rule moves a const batched on axis 1 before the loop",
+                                      ((_FIRST, False),)),
+    "while_carry_axis_rank1_pred": Fact("the batch axis of a while's carry when its unbatched predicate has rank 1",
+                                        ((_FIRST, 1),)),
+    "while_ordered_effect_batched": Fact(
+        "vmap of a while on limits [1, 3] whose predicate has an ordered effect (right answer [1, 3])",
+        ((_FIRST, "raises ValueError"), ("0.6.0", "[3, 3]"))),
+    "cond_select_n_count": Fact("how many select_n a cond (switch) with a batched index makes",
+                                ((_FIRST, "branches x operands + outputs"),)),
+    "platform_cond_batched_index": Fact("what vmap makes of a platform_dependent cond given a batched index",
+                                        ((_FIRST, "select_n"), ("0.6.1", "raises AssertionError"),
+                                         ("0.6.2", "cond"))),
+    "jit_rule_ragged": Fact("whether jit's rule resolves ragged axes around batch_jaxpr2",
+                            ((_FIRST, True), ("0.8.2", False))),
+    "jnp_clip_jit_eqn": Fact("whether vmap(jnp.clip) leaves a jit equation", ((_FIRST, True),)),
+    "scan_ref_xs": Fact("what vmap does with a scan over a Ref (jax.new_ref) batched on a later axis",
+                        ((_FIRST, "no jax.new_ref"), ("0.7.2", "fails"),
+                         ("0.12.0", "batched in place; its leading axis raises NotImplementedError"))),
+})
 
 
 def expected(fact: str, version: tuple[int, ...] = JAX_VERSION) -> object:
@@ -135,6 +255,10 @@ def expected(fact: str, version: tuple[int, ...] = JAX_VERSION) -> object:
 
 
 from .measures import MEASURES  # noqa: E402  (the measures name the facts above)
+from .measures_l12 import MEASURES_L12  # noqa: E402
+from .measures_l3 import MEASURES_L3  # noqa: E402
+
+MEASURES = {**MEASURES, **MEASURES_L12, **MEASURES_L3}
 
 assert set(MEASURES) == set(HISTORY), "every fact needs a live measure"
 

@@ -1,7 +1,7 @@
 """Lesson 1, "The rule per primitive": its kit, its exercises and its self-checks.
 
 The notebook imports this package as ``L1``. The kit's names (``L1.make_primitives``,
-``L1.install``, ``L1.TABLE_NAMES``, ``L1.standin``, ...) are here at once; the checks
+``L1.install``, ``L1.current_trace``, ...) are here at once; the checks
 (``L1.check_spy``, ``L1.selfcheck_route``, ...) come from the trusted modules beside the kit,
 looked up by name when first used (`grader.lessons.lookup`).
 """

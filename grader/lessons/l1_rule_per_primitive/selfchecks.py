@@ -7,11 +7,12 @@ import jax.numpy as jnp
 
 from ... import core
 from ...feedback import Finding, Result, selfcheck
-from .kit import install, make_primitives, uninstall
 
 
 def _judge(name, expected, answer, hint) -> Result:
     """``hint`` is a string, or a function of the answer naming what it got wrong."""
+    if answer is None:                 # as released: nothing to judge yet
+        return selfcheck(name, 0, [], note="not answered yet", complete=False)
     if answer == expected:
         return selfcheck(name, 1, [], note="Right. Now confirm it by running the call yourself.")
     text = hint(answer) if callable(hint) else hint
@@ -61,27 +62,36 @@ def selfcheck_tracer(answer) -> Result:
     return _judge("selfcheck_tracer", expected, answer, _tracer_hint(expected))
 
 
+ROUTES = ("not at all", "shortcut", "rule")
+
+
 def sin_route() -> str:
-    """The route ``lax.sin`` of an unmapped argument takes through process_primitive on this JAX."""
-    steps = core.trace_routes(jax.vmap(lambda x, y: jax.lax.add(x, jax.lax.sin(y)),
-                                       in_axes=(0, None)), jnp.ones((4, 3)), jnp.ones(3))
-    return next(s.route for s in steps if s.primitive == "sin")
+    """How ``lax.sin`` of a closed-over constant meets vmap on this JAX: ``"not at all"`` (it never
+    reaches process_primitive), ``"shortcut"`` (it does, and no rule is consulted) or ``"rule"``."""
+    c = jnp.ones(3)
+    steps = core.trace_routes(jax.vmap(lambda x: jax.lax.add(x, jax.lax.sin(c))), jnp.ones((4, 3)))
+    return next((s.route for s in steps if s.primitive == "sin"), "not at all")
 
 
 def selfcheck_route(answer) -> Result:
-    """"shortcut" or "rule": what ``lax.sin`` of an unmapped input does under vmap on this JAX."""
-    layout, route = core.layout(), sin_route()
+    """One of ROUTES: what ``lax.sin(c)``, ``c`` closed over, does inside a vmapped function."""
+    route, (table, _) = sin_route(), core.rule_for(jax.lax.sin_p)
 
     def hint(answer):
-        if answer not in ("shortcut", "rule"):
-            return 'Answer "shortcut" or "rule".'
+        if answer not in ROUTES:
+            return f"Answer one of {', '.join(map(repr, ROUTES))}."
+        if answer == "not at all":
+            return ("c is no tracer, yet bind dispatches on the current trace, not on its inputs: "
+                    "inside the vmapped function that is the BatchTrace, so sin(c) reaches "
+                    "process_primitive, with in_dims (None,).")
         if route == "rule":
-            return (f'You said "{answer}", but your JAX\'s tables are {layout}: every rule sits in '
-                    f"the one table that process_primitive consults before the all-unmapped "
-                    f"shortcut, so sin's rule is called and returns an unmapped result.")
-        return (f'You said "{answer}", but your JAX\'s tables are {layout}: sin\'s rule sits in '
-                f"primitive_batchers, which process_primitive consults only after the "
-                f"all-unmapped shortcut, so no rule is called.")
+            return (f"sin(c) does reach process_primitive with in_dims (None,), and there the "
+                    f"first question is whether the primitive's rule sits in "
+                    f"fancy_primitive_batchers, before the all-unmapped shortcut: on your JAX "
+                    f"sin's rule is in {table}, so it is called (and returns an unmapped result).")
+        return (f"sin(c) does reach process_primitive with in_dims (None,); its rule sits in "
+                f"{table}, which process_primitive consults only after the all-unmapped "
+                f"shortcut, so no rule is called.")
     return _judge("selfcheck_route", route, answer, hint)
 
 
@@ -129,52 +139,7 @@ def selfcheck_reduce_axes(answer) -> Result:
                   _reduce_hint(expected, final, in_axes, axis, stacked))
 
 
-def selfcheck_rowmax_equation(answer, rule) -> Result:
-    """(name, input shape, output shape) of the rowmax equation in ``vmap(rowmax)`` of a (4, 3, 5)."""
-    name = "selfcheck_rowmax_equation"
-    prim = make_primitives().rowmax_p
-    install(prim, rule)
-    stacked = (4, 3, 5)                                 # the question as the exercise asks it
-    try:
-        eqns = core.summarize_fn(jax.vmap(prim.bind), jnp.zeros(stacked), recursive=True)
-        final = tuple(jax.eval_shape(jax.vmap(prim.bind), jnp.zeros(stacked)).shape)
-    except Exception as err:  # the student's rule is the thing being asked about
-        return selfcheck(name, 1, [Finding("your rule", "a batched rowmax",
-                                           f"{type(err).__name__}: {err}"[:300],
-                                           "make check_rowmax_rule pass first.")])
-    finally:
-        uninstall(prim)
-    mine = [(e.primitive, e.in_shapes[0], e.out_shapes[0]) for e in eqns if e.primitive == "rowmax"]
-    if len(mine) != 1:
-        return selfcheck(name, 1, [Finding("your rule", "one rowmax equation", f"{len(mine)}",
-                                           "a rule should bind rowmax once, on the whole batch.")])
-    return _judge(name, mine[0], answer, _rowmax_hint(mine[0], stacked, final))
-
-
-def _rowmax_hint(expected, stacked, final):
-    name, in_shape, out_shape = expected
-
-    def hint(answer):
-        got = _parts(answer, 3)
-        if got is None:
-            return "Write a tuple (primitive name, input shape, output shape)."
-        gname, gin, gout = got
-        if gname != name:
-            return f"the equation's primitive is named {name!r} (prim.name), not {gname!r}."
-        if gin != in_shape:
-            if gin == stacked:
-                return (f"{stacked} is the batch as vmap holds it; your rule binds rowmax on "
-                        f"what it made of it, {in_shape}: rowmax only takes a rank-2 matrix.")
-            return (f"with your rule, rowmax is bound on {in_shape}: read the rowmax line of the "
-                    f"batched jaxpr, not the shape you pass to vmap.")
-        if gout == final and final != out_shape:
-            return (f"{final} is the result vmap returns, after your rule unfolds it; the rowmax "
-                    f"equation itself gives {out_shape}.")
-        return f"rowmax of an {in_shape} matrix gives one value per row: {out_shape}."
-    return hint
-
-
 layout = core.layout      # "split" or "collapsed": the notebook's L1.layout()
 
-__all__ = ["layout", "selfcheck_reduce_axes", "selfcheck_route", "selfcheck_rowmax_equation",
-           "selfcheck_tracer", "sin_route"]
+__all__ = ["ROUTES", "layout", "selfcheck_reduce_axes", "selfcheck_route", "selfcheck_tracer",
+           "sin_route"]

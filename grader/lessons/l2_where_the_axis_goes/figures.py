@@ -91,6 +91,7 @@ def draw(jaxpr, batch_sizes, title: str = "", width: float = 10.0):
     notebook's display of the returned object) puts it, whatever the matplotlib backend.
     """
     from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
     from matplotlib.patches import Rectangle
     rows = flow(jaxpr, batch_sizes)
     sizes = tuple(batch_sizes) if isinstance(batch_sizes, (tuple, list)) else (batch_sizes,)
@@ -114,8 +115,10 @@ def draw(jaxpr, batch_sizes, title: str = "", width: float = 10.0):
     handles = [Rectangle((0, 0), 1, 1, facecolor=LEVEL_COLOURS[i % 3], edgecolor=EDGE)
                for i in range(len(sizes))]
     handles.append(Rectangle((0, 0), 1, 1, facecolor=SIZE1, edgecolor=EDGE, hatch="///"))
+    handles.append(Line2D([], [], marker="o", linestyle="", markerfacecolor=PLAIN,
+                          markeredgecolor=EDGE, markersize=7))
     names = [f"batch axis (size {s})" if len(sizes) == 1 else f"vmap level {i} (size {s})"
-             for i, s in enumerate(sizes)] + ["size-1 axis (no copy)"]
+             for i, s in enumerate(sizes)] + ["size-1 axis (no copy)", "scalar (no axes)"]
     ax.legend(handles, names, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=len(names),
               fontsize=8, frameon=False)
     ax.set_xlim(0, max(right, 16.0))

@@ -116,6 +116,80 @@ def reduce_axes(number: int):
 
 watch_matchaxis = core.watch_matchaxis
 
-__all__ = ["DOT_CALLS", "MV_CALLS", "REDUCE_CALLS", "dot", "dot_numbers", "format_dot_calls",
-           "format_mv_calls", "format_mv_table", "format_reduce_calls", "mv", "mv_table",
-           "reduce_axes", "watch_matchaxis"]
+
+# Where rules move axes and widen unmapped operands: one function per rule, batched over B = 8
+# examples with the stacked shapes given.
+# (label, the primitive whose rule is asked, function, in_axes, out_axes, stacked shapes)
+B = 8
+
+
+def _grad_two_uses(x, w):
+    """A gradient that adds up two uses of w, one batched and one not: add_any meets both."""
+    return jax.grad(lambda w: jnp.sum(w * x) + jnp.sum(jnp.sin(w)))(w)
+
+
+def _scan_unmapped_carry(x):
+    """A running sum whose initial carry (zeros) is not batched, over rows of a batched x."""
+    return jax.lax.scan(lambda c, row: (c + row, c), jnp.zeros(3), x)[0]
+
+
+def _cond_batched_predicate(p, x, w):
+    return jax.lax.cond(p > 0, lambda a, b: a + b, lambda a, b: a - b, x, w)
+
+
+RULE_CASES = (
+    ("w * x", "mul", lambda w, x: w * x, (None, 0), 0, ((1000,), (B, 1000))),
+    ("concatenate([w, x])", "concatenate", lambda w, x: jnp.concatenate([w, x]),
+     (None, 0), 0, ((5,), (B, 3))),
+    ("concatenate([a, b]), both at 1", "concatenate",
+     lambda a, b: jnp.concatenate([a, b]), 1, 1, ((3, B), (2, B))),
+    ("where(x > 0, x, w)", "select_n", lambda x, w: jnp.where(x > 0, x, w),
+     (0, None), 0, ((B, 3), (3,))),
+    ("grad: w * x and sin(w)", "add_any", _grad_two_uses, (0, None), 0, ((B, 3), (3,))),
+    ("scan, unmapped carry", "scan", _scan_unmapped_carry, 0, 0, ((B, 4, 3),)),
+    ("cond, batched predicate", "cond", _cond_batched_predicate, (0, 0, None), 0,
+     ((B,), (B, 3), (3,))),
+)
+
+
+def widened_to_batch(eqns, size=B) -> list[tuple]:
+    """``(in_shape, out_shape)`` of each broadcast that gives an operand a batch axis of ``size``."""
+    return [(i, o) for i, o in core.widening_broadcasts(eqns)
+            if len(o) == len(i) + 1 and _count(o) == _count(i) * size]
+
+
+def _count(shape) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def rule_costs() -> list[dict]:
+    """Every case of RULE_CASES traced on this JAX: its equations (sub-programs included), the
+    transposes, the size-1 broadcasts and the broadcasts that widen an operand to the batch."""
+    rows = []
+    for label, prim, fn, in_axes, out_axes, shapes in RULE_CASES:
+        rule = core.rule_function(core.primitive_named(prim)).__name__
+        g = jax.vmap(fn, in_axes=in_axes, out_axes=out_axes)
+        eqns = core.summarize_fn(g, *[jnp.ones(s) for s in shapes], recursive=True)
+        rows.append({"label": label, "primitive": prim, "rule": rule, "eqns": eqns, "prims": core.primitives(eqns),
+                     "transposes": core.primitives(eqns).count("transpose"),
+                     "size1": [(e.in_shapes[0], e.out_shapes[0]) for e in eqns
+                               if e.primitive == "broadcast_in_dim" and 1 in e.out_shapes[0]
+                               and _count(e.out_shapes[0]) == _count(e.in_shapes[0])],
+                     "widened": widened_to_batch(eqns)})
+    return rows
+
+
+def format_rule_costs(rows) -> str:
+    lines = [f"{'function (B = 8)':32} {'rule':26} eqns  transposes  widened to the batch"]
+    for r in rows:
+        widened = ", ".join(f"{i}->{o}" for i, o in r["widened"]) or "-"
+        lines.append(f"{r['label']:32} {r['rule']:26} {len(r['eqns']):<5} {r['transposes']:<11} {widened}")
+    return "\n".join(lines)
+
+__all__ = ["DOT_CALLS", "MV_CALLS", "REDUCE_CALLS", "RULE_CASES", "dot", "dot_numbers",
+           "format_dot_calls", "format_mv_calls", "format_mv_table", "format_reduce_calls",
+           "format_rule_costs", "mv", "mv_table", "reduce_axes", "rule_costs", "watch_matchaxis",
+           "widened_to_batch"]

@@ -1,4 +1,4 @@
-"""Lesson 1's kit (grader/lessons/l1_rule_per_primitive/kit/): the primitives, the stand-ins and
+"""Lesson 1's kit (grader/lessons/l1_rule_per_primitive/kit/): the primitives, their installers and
 the observers, which return plain data and let the student's errors raise, labelled."""
 import jax
 import jax.numpy as jnp
@@ -18,121 +18,104 @@ from . import answers as A
 def test_primitives_run_trace_and_are_refused_by_vmap():
     prims = L1.make_primitives()
     x = jnp.arange(6.0).reshape(2, 3)
-    assert prims.sumsq_p.bind(x, axes=(1,)).shape == (2,)
-    assert prims.rowmax_p.bind(x).tolist() == [2.0, 5.0]
-    assert prims.scaled_diff_p.bind(x, jnp.ones((1, 3)), scale=2.0).shape == (2, 3)
-    eqns = core.summarize_fn(lambda v: prims.softsign_p.bind(v), x)
-    assert core.primitives(eqns) == ["softsign"]
-    for name in ("softsign", "rowmax"):
-        with pytest.raises(NotImplementedError, match=name):
-            jax.vmap(getattr(prims, name + "_p").bind)(jnp.ones((4, 2, 3)))
-    with pytest.raises(TypeError, match="rank-2|rows, cols"):
-        prims.rowmax_p.bind(jnp.ones((4, 2, 3)))
-    assert L1.make_primitives().rowmax_p is not prims.rowmax_p
+    mean, centred = prims.moments_p.bind(x, axis=1)
+    assert mean.tolist() == [1.0, 4.0] and centred.shape == (2, 3)
+    assert prims.stack2_p.bind(x, x, axis=2).shape == (2, 3, 2)
+    assert core.primitives(core.summarize_fn(lambda v: prims.stack2_p.bind(v, v, axis=0), x)) == [
+        "stack2"]
+    for bind in (lambda v: prims.moments_p.bind(v, axis=0), lambda v: prims.stack2_p.bind(v, v, axis=0),
+                 lambda v: prims.prefix_p.bind(v, axis_name="i")):
+        with pytest.raises(NotImplementedError, match="moments|stack2|prefix"):
+            jax.vmap(bind, axis_name="i")(jnp.ones((4, 2, 3)))
+    assert L1.make_primitives().moments_p is not prims.moments_p
 
 
-@pytest.mark.parametrize("name, args, params", [
-    ("softsign", [(2, 3)], {}), ("scaled_diff", [(2, 3), (1, 3)], {"scale": -1.5}),
-    ("sumsq", [(2, 3, 4)], {"axes": (0, 2)}), ("rowmax", [(3, 4)], {})])
-def test_each_primitive_computes_its_reference(name, args, params):
+@pytest.mark.parametrize("call, message", [
+    (lambda P: P.stack2_p.bind(jnp.ones(3), jnp.ones((1, 3)), axis=0), "same shape"),
+    (lambda P: P.stack2_p.bind(jnp.ones(3), jnp.ones(3), axis=2), "not a non-negative axis"),
+    (lambda P: P.moments_p.bind(jnp.ones(3), axis=-1), "not a non-negative axis"),
+    (lambda P: P.prefix_p.bind(jnp.ones(3), axis_name="i"), "unbound axis name"),
+])
+def test_each_contract_is_enforced_eagerly_and_when_traced(call, message):
+    prims = L1.make_primitives()
+    with pytest.raises((TypeError, NameError), match=message):
+        call(prims)
+    if message != "unbound axis name":
+        with pytest.raises(TypeError, match=message):
+            jax.make_jaxpr(lambda: call(prims))()
+
+
+def test_each_primitive_computes_its_reference():
     rng = np.random.default_rng(0)
-    xs = [rng.standard_normal(s).astype(np.float32) for s in args]
-    got = getattr(L1.make_primitives(), f"{name}_p").bind(*xs, **params)
-    assert np.allclose(np.asarray(got), L1.REFERENCES[name](*xs, **params), rtol=1e-6)
+    x, y = (rng.standard_normal((2, 3)).astype(np.float32) for _ in range(2))
+    prims = L1.make_primitives()
+    for got, want in zip(prims.moments_p.bind(x, axis=0), L1.REFERENCES["moments"](x, axis=0)):
+        assert np.allclose(np.asarray(got), want, rtol=1e-6)
+    assert np.allclose(np.asarray(prims.stack2_p.bind(x, y, axis=1)),
+                       L1.REFERENCES["stack2"](x, y, axis=1))
 
 
-def test_install_and_uninstall_a_rule():
-    prim = L1.make_primitives().softsign_p
-    assert core.rule_for(prim) == (None, None)
-    L1.install(prim, A.softsign_rule)
+def test_install_and_uninstall_both_kinds_of_rule():
+    prims = L1.make_primitives()
+    before = {n: len(t) for n, t in core.real_tables().items()}
+    L1.install(prims.stack2_p, A.stack2_rule)
+    L1.install_collective(prims.prefix_p, A.prefix_rule)
     try:
-        assert core.rule_for(prim)[0] is not None
-        assert jax.vmap(prim.bind)(jnp.ones((4, 3))).shape == (4, 3)
+        assert jax.vmap(lambda v: prims.stack2_p.bind(v, v, axis=0))(jnp.ones((4, 3))).shape == (4, 2, 3)
+        out = jax.vmap(lambda v: prims.prefix_p.bind(v, axis_name="i"), axis_name="i")(jnp.ones(4))
+        assert out.tolist() == [1.0, 2.0, 3.0, 4.0]
     finally:
-        L1.uninstall(prim)
-    assert core.rule_for(prim) == (None, None)
+        L1.uninstall(prims.stack2_p)
+        L1.uninstall(prims.prefix_p)
+    assert {n: len(t) for n, t in core.real_tables().items()} == before
 
 
-# ---- the stand-ins -------------------------------------------------------------------------------
+def test_current_trace_is_the_innermost_vmaps_inside_a_vmapped_function():
+    seen = []
 
-def test_standins_misbehave_like_the_releases():
-    split = {"primitive_batchers": ("sin",), "fancy_primitive_batchers": ("psum",)}
-    for layout, expected in [("split", "split"), ("collapsed-readable", "collapsed"),
-                             ("collapsed-writeonly", "collapsed"), ("legacy", "legacy")]:
-        tables = split if layout == "split" else (
-            {"primitive_batchers": ("sin",), "axis_primitive_batchers": ("psum",)}
-            if layout == "legacy" else {"fancy_primitive_batchers": ("sin", "psum")})
-        module, _ = L1.standin({"layout": layout, "tables": tables})
-        assert core.layout(module) == expected
-    module, objects = L1.standin({"layout": "collapsed-readable",
-                                  "tables": {"fancy_primitive_batchers": ("sin",)}})
-    with pytest.raises(KeyError):
-        objects["fancy_primitive_batchers"][0] in module.primitive_batchers
-    with pytest.raises(TypeError):
-        len(module.primitive_batchers)
-    assert module.primitive_batchers[objects["fancy_primitive_batchers"][0]] is not None
-    module, objects = L1.standin({"layout": "collapsed-writeonly",
-                                  "tables": {"fancy_primitive_batchers": ("sin",)}})
-    with pytest.raises(TypeError):
-        objects["fancy_primitive_batchers"][0] in module.primitive_batchers
-
-
-def test_split_standin_has_a_batchers_dict_that_is_not_a_rule_table():
-    module, objects = L1.standin({"layout": "split", "tables": {
-        "primitive_batchers": ("sin",), "fancy_primitive_batchers": ("psum", "cond")}})
-    assert isinstance(module.skippable_batchers, dict) and module.skippable_batchers
-    assert "skippable_batchers" not in core.real_tables(module)
-
-
-def test_installed_standin_is_jax_itself():
-    module, objects = L1.standin({"layout": "installed", "tables": {}})
-    assert module is L1.batching and objects == {}
-    assert L1.installed_primitive("sin") is jax.lax.sin_p
-    with pytest.raises(LookupError, match="no_such_thing_p"):
-        L1.installed_primitive("no_such_thing")
-
-
-def test_a_fresh_query_is_a_look_alike_not_the_registered_object():
-    case = {"layout": "installed", "tables": {}, "query": ("fresh", "sin")}
-    prim = L1.query_prim(case, {})
-    assert prim.name == "sin" and prim is not jax.lax.sin_p
-    assert L1.query_prim({**case, "query": ("registered", "sin")}, {}) is jax.lax.sin_p
+    def f(x):
+        trace = L1.current_trace()
+        seen.append((isinstance(trace, L1.BatchTrace), x._trace is trace,
+                     isinstance(trace.parent_trace, L1.BatchTrace)))
+        return x
+    jax.vmap(jax.vmap(f))(jnp.ones((2, 3)))
+    assert seen == [(True, True, True)]
+    assert not isinstance(L1.current_trace(), L1.BatchTrace)
 
 
 # ---- the observers: plain data back, the student's errors raised with their stage -----------------
 
+SPY_CASE = {"shapes": ((3, 7, 5), (5,)), "in_axes": (1, None), "outer_axes": ()}
+RULE_CASE = {"prim": "moments", "shapes": ((6, 3),), "in_axes": (0,), "outer_axes": None,
+             "params": (("axis", 0),), "seed": 0}
+
+
 def test_observers_return_plain_data():
-    case = {"shapes": ((3, 7, 5), (5,)), "in_axes": (1, None), "outer_axes": None}
-    assert observe.spy(A.spy, case) == [(1, (3, 5), (3, 7, 5)), (None, (5,), (5,))]
-    rule_case = {"prim": "softsign", "shapes": ((6, 3),), "in_axes": (0,), "outer_axes": None,
-                 "params": (), "seed": 0}
-    got = observe.rule(A.softsign_rule, rule_case)
-    assert got["shape"] == (6, 3) and [e[0] for e in got["eqns"]] == ["softsign"]
-    for value in (got, observe.table_sizes(A.table_sizes, {"layout": "installed", "tables": {}})):
+    assert observe.spy(A.spy, SPY_CASE) == [[1], [None]]
+    got = observe.rule(A.moments_rule, RULE_CASE)
+    assert [o["shape"] for o in got["outs"]] == [(6,), (6, 3)] and [e[0] for e in got["eqns"]] == [
+        "moments"]
+    assert got["calls"][0]["out_dims"] == [0, 0] and got["calls"][0]["lists"]
+    collective = observe.collective(A.prefix_rule, {"name": "i", "levels": (
+        {"name": "i", "in_axes": 0, "size": 4},), "example": (3,), "shapes": ((4, 3),),
+        "closed": False, "seed": 0})
+    assert collective["shape"] == (4, 3) and collective["calls"][0]["axis"] == ("i", 4)
+    for value in (got, collective):
         assert wire.loads(wire.dumps(value)) == value
 
 
 def test_a_student_error_propagates_from_the_observer():
-    case = {"shapes": ((3, 7, 5),), "in_axes": (1,), "outer_axes": None}
     with pytest.raises(RuntimeError, match="student bug"):
-        observe.spy(contract.student_bug, case)
+        observe.spy(contract.student_bug, SPY_CASE)
 
 
 @pytest.mark.parametrize("observer, answer, case, stage", [
     (observe.spy, lambda f, in_axes, *args: (jax.vmap(f, in_axes=in_axes)(*args), 3)[1],
-     {"shapes": ((3, 7, 5),), "in_axes": (1,), "outer_axes": None}, "report"),
-    (observe.spy, lambda f, in_axes, *args: [(1, (3, 5), (3, 7, 5))],
-     {"shapes": ((3, 7, 5),), "in_axes": (1,), "outer_axes": None}, "ran"),
-    (observe.which_table, lambda module, prim: 3,
-     {"layout": "installed", "tables": {}, "query": ("registered", "sin")}, "answer"),
-    (observe.table_sizes, lambda module: [1, 2],
-     {"layout": "installed", "tables": {}}, "answer"),
-    (observe.rule, lambda prim, vals, dims, **params: 1 / 0,
-     {"prim": "softsign", "shapes": ((6, 3),), "in_axes": (0,), "outer_axes": None, "params": (),
-      "seed": 0}, "batched call"),
-    (observe.rule, lambda prim, vals, dims, **params: (prim.bind(*vals), 5),
-     {"prim": "softsign", "shapes": ((6, 3),), "in_axes": (0,), "outer_axes": None, "params": (),
-      "seed": 0}, "batched call"),
+     SPY_CASE, "report"),
+    (observe.spy, lambda f, in_axes, *args: [[1], [None]], SPY_CASE, "ran"),
+    (observe.rule, lambda prim, vals, dims, **params: 1 / 0, RULE_CASE, "batched call"),
+    (observe.rule, lambda prim, vals, dims, **params: (prim.bind(*vals, **params), [9, 9]),
+     RULE_CASE, "batched call"),
 ])
 def test_a_student_error_becomes_a_failure_of_its_stage(observer, answer, case, stage):
     got = wire.observe_safely(observer, (answer,), case)
@@ -141,7 +124,6 @@ def test_a_student_error_becomes_a_failure_of_its_stage(observer, answer, case, 
 
 def test_the_rule_observer_uninstalls_a_failing_rule():
     before = {n: len(t) for n, t in core.real_tables().items()}
-    case = {"prim": "rowmax", "shapes": ((6, 3, 5),), "in_axes": (0,), "outer_axes": None,
-            "params": (), "seed": 0}
-    assert isinstance(wire.observe_safely(observe.rule, (contract.student_bug,), case), wire.Failure)
+    assert isinstance(wire.observe_safely(observe.rule, (contract.student_bug,), RULE_CASE),
+                      wire.Failure)
     assert {n: len(t) for n, t in core.real_tables().items()} == before

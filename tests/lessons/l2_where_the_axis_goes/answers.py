@@ -1,174 +1,231 @@
-"""Reference answers to lesson 2's exercises (the exercise notebook's solutions), and realistic
-wrong ones, each named after its mistake."""
+"""Answers to lesson 2's exercises: the right ones (the exercise notebook's solutions), realistic
+wrong ones, each named after its mistake, and the pattern-matching students': what copying the
+nearest lesson cell, transcribing a helper or fitting the visible cases gives."""
 import jax
+import jax.extend.core as xcore
 import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+# ---- where_it_lands: the rules, one function per op, so a wrong answer can swap one ---------------
 
 
-# ---- right ---------------------------------------------------------------------------------------
-
-def my_matchaxis(src, dst, x, size, sum_match=False):
-    if src == dst:
-        return x
-    if isinstance(src, int) and isinstance(dst, int):
-        return jnp.moveaxis(x, src, dst)
-    if src is None:
-        axis = dst + x.ndim + 1 if dst < 0 else dst
-        return jnp.broadcast_to(jnp.expand_dims(x, axis), x.shape[:axis] + (size,) + x.shape[axis:])
-    if sum_match:
-        return x.sum(src)
-    raise ValueError("mapped output, unmapped destination")
+def _sin(ds, ss, args):
+    return ds[0]
 
 
-def choose_axes(layout):
-    args = layout["args"]
-    in_axes = tuple(a["batch"] for a in args)
-    if layout["out"] != "free":
-        return in_axes, layout["out"]
-    pos = [None if a["batch"] is None else a["batch"] % a["rank"] for a in args]
-    fn = layout["fn"]
-    if fn in ("scale", "mul"):
-        out = next(p for p in pos if p is not None)
-    elif fn == "mv":
-        A, v = pos
-        out = 0 if (A is not None and v is not None) or A == 0 else 1
-    elif fn == "colsum":
-        out = max(pos[0] - 1, 0)
-    else:
-        out = (pos[1], pos[0])
-    return in_axes, out
+def _mul(ds, ss, args):
+    return ds[0] if None not in ds and ds[0] == ds[1] else 0
 
 
-def pairwise(x, y, order="ij"):
-    grid = jax.vmap(jax.vmap(lambda a, b: a @ b, in_axes=(None, 0)), in_axes=(0, None))
-    return grid(x, y) if order == "ij" else grid(y, x)
+def _sum(ds, ss, args):
+    return ds[0] - (args[1] < ds[0])
 
 
-def score_batch(w, xs):
-    return jax.vmap(lambda w, x: jnp.tanh(x @ w), in_axes=(None, 0))(w, xs)
+def _concat(ds, ss, args):
+    return 0
 
 
-# ---- wrong: matchaxis ----------------------------------------------------------------------------
-
-def swapaxes_matchaxis(src, dst, x, size, sum_match=False):
-    if isinstance(src, int) and isinstance(dst, int) and src != dst:
-        return jnp.swapaxes(x, src, dst)
-    return my_matchaxis(src, dst, x, size, sum_match)
-
-
-def ndim_matchaxis(src, dst, x, size, sum_match=False):
-    if src is None and isinstance(dst, int):
-        axis = dst + x.ndim if dst < 0 else dst          # forgets the result's extra axis
-        return jnp.broadcast_to(jnp.expand_dims(x, axis), x.shape[:axis] + (size,) + x.shape[axis:])
-    return my_matchaxis(src, dst, x, size, sum_match)
+def _matmul(ds, ss, args):
+    if None not in ds:
+        return 0
+    if ds[0] is not None:
+        return min(ds[0], len(ss[0]) - 1)
+    return len(ss[0]) - 1 + max(ds[1] - 1, 0)
 
 
-def always_sum_matchaxis(src, dst, x, size, sum_match=False):
-    if isinstance(src, int) and dst is None:
-        return x.sum(src)
-    return my_matchaxis(src, dst, x, size, sum_match)
+RULES = {"sin": _sin, "mul": _mul, "sum": _sum, "concat": _concat, "matmul": _matmul}
 
 
-def none_raises_matchaxis(src, dst, x, size, sum_match=False):
-    if dst is None:
-        raise ValueError("not mapped")
-    return my_matchaxis(src, dst, x, size, sum_match)
+def _shape(op, ss, args):
+    if op in ("sin", "mul"):
+        return ss[0]
+    if op == "sum":
+        return tuple(n for i, n in enumerate(ss[0]) if i != args[1])
+    if op == "concat":
+        return tuple(2 * n if i == args[2] else n for i, n in enumerate(ss[0]))
+    return tuple(ss[0][:-1]) + tuple(ss[1][1:])
 
 
-def reshape_matchaxis(src, dst, x, size, sum_match=False):
-    if isinstance(src, int) and isinstance(dst, int) and src != dst:
-        return x.reshape(jnp.moveaxis(x, src, dst).shape)
-    return my_matchaxis(src, dst, x, size, sum_match)
+def landing(rules=RULES, unmapped=None):
+    """where_it_lands with these rules (``unmapped``: what a step with no mapped operand gets)."""
+    def where_it_lands(program, in_dims):
+        shape, dim = dict(program["inputs"]), dict(in_dims)
+        for out, op, *args in program["steps"]:
+            names = [a for a in args if isinstance(a, str)]
+            ds, ss = [dim[n] for n in names], [shape[n] for n in names]
+            shape[out] = _shape(op, ss, args)
+            dim[out] = unmapped if all(d is None for d in ds) else rules[op](ds, ss, args)
+        return {out: dim[out] for out, *_ in program["steps"]}
+    return where_it_lands
 
 
-# ---- wrong: choose_axes --------------------------------------------------------------------------
-
-def default_out_axes(layout):
-    in_axes, _ = choose_axes(layout)
-    return in_axes, 0 if layout["fn"] != "pair" else (0, 0)
+where_it_lands = landing()
 
 
-def front_in_axes(layout):
-    _, out = choose_axes(layout)
-    return tuple(0 for _ in layout["args"]), out
+def _stays(ds, ss, args):
+    return next(d for d in ds if d is not None)
 
 
-def out_axes_zero(layout):
-    """Right in_axes, and out_axes 0 for every free single output (pair's answer is right)."""
-    in_axes, out = choose_axes(layout)
-    return in_axes, out if layout["fn"] == "pair" or layout["out"] != "free" else 0
+lands_stays = landing({op: _stays for op in RULES})       # lesson 2's "nothing moves", copied
+lands_front_always = landing({op: _concat for op in RULES})   # broadcast_batcher's front, everywhere
+lands_sin_front = landing({**RULES, "sin": _concat})
+lands_broadcast_keeps = landing({**RULES, "mul": _stays})
+lands_sum_unshifted = landing({**RULES, "sum": _stays})
+lands_dot_lhs_first = landing({**RULES, "matmul": _stays})
+lands_concat_keeps = landing({**RULES, "concat": _stays})
+lands_mapped_everywhere = landing(unmapped=0)
 
 
-def none_out_axes(layout):
-    in_axes, out = choose_axes(layout)
-    return in_axes, (None, None) if layout["fn"] == "pair" else None
+def lands_fitted(exercise, fallback=lands_stays):
+    """The visible cases' answers, looked up by program; ``fallback``'s on anything else."""
+    table = {repr((c["program"], c["in_dims"])): exercise.expect(c)
+             for c in exercise.cases(np.random.default_rng(0), False)}
+
+    def where_it_lands(program, in_dims):
+        return table.get(repr((program, in_dims))) or fallback(program, in_dims)
+    return where_it_lands
 
 
-def broadcasts_unbatched(layout):
-    in_axes, out = choose_axes(layout)
-    if layout["fn"] == "pair":
-        out = tuple(0 if o is None else o for o in out)
-    return in_axes, out
+def lands_by_vmap(program, in_dims):
+    """JAX answers: the program run under vmap and its tracers read (what the exercise forbids)."""
+    from grader.lessons import l2_where_the_axis_goes as L2
+    seen = {}
+
+    def probe(*xs):
+        values = dict(zip([n for n, _ in program["inputs"]], xs))
+        for out, op, *args in program["steps"]:
+            fn, n = L2.OPS[op]
+            values[out] = fn(*(values[a] for a in args[:n]), *args[n:])
+            seen[out] = getattr(values[out], "batch_dim", None)
+        return 0.0
+
+    structs = []
+    for name, shape in program["inputs"]:
+        d = in_dims[name]
+        stacked = shape if d is None else tuple(shape[:d]) + (7,) + tuple(shape[d:])
+        structs.append(jax.ShapeDtypeStruct(stacked, jnp.float32))
+    jax.eval_shape(jax.vmap(probe, in_axes=tuple(in_dims[n] for n, _ in program["inputs"])),
+                   *structs)
+    return {k: (None if v is None else int(v)) for k, v in seen.items()}
 
 
-# ---- wrong: pairwise -----------------------------------------------------------------------------
+# ---- widened -------------------------------------------------------------------------------------
 
-def swapped_nesting(x, y, order="ij"):
-    inner = (None, 0) if order == "ij" else (0, None)
-    outer = (0, None) if order == "ij" else (None, 0)
-    return jax.vmap(jax.vmap(lambda a, b: a @ b, in_axes=inner), in_axes=outer)(x, y)
-
-
-def elementwise_pair(x, y, order="ij"):
-    grid = jax.vmap(jax.vmap(lambda a, b: jnp.sum(a * b), in_axes=(None, 0)), in_axes=(0, None))
-    return grid(x, y) if order == "ij" else grid(y, x)
-
-
-def ignores_order(x, y, order="ij"):
-    return pairwise(x, y)
-
-
-def widened_operand(x, y, order="ij"):
-    ys = jnp.broadcast_to(y, (x.shape[0],) + y.shape)
-    grid = jax.vmap(jax.vmap(lambda a, b: a @ b, in_axes=(None, 0)), in_axes=(0, 0))
-    out = grid(x, ys)
-    return out if order == "ij" else pairwise(x, y, "ji")
-
-
-def loops_over_rows(x, y, order="ij"):
-    outer, inner = (x, y) if order == "ij" else (y, x)
-    return jnp.stack([jax.vmap(lambda b: a @ b)(inner) for a in outer])
+def tracing(test, attribute=None, follow=True):
+    """A widened tool: ``test(eqn, ins, size)`` says whether an equation widens (``ins``: each
+    input's state, None where it carries the batch), ``attribute`` which inputs to report."""
+    def widened(jaxpr, in_axes, size):
+        program = jaxpr.jaxpr
+        source = {v: (None if a is not None else {i})
+                  for i, (v, a) in enumerate(zip(program.invars, in_axes))}
+        found = {}
+        for k, eqn in enumerate(program.eqns):
+            ins = [source.get(v, set()) for v in eqn.invars if not isinstance(v, xcore.Literal)]
+            carried = any(s is None for s in ins)
+            comes_from = None if carried else set().union(*ins)
+            if test(eqn, ins, size):
+                found[k] = tuple(sorted(attribute(eqn, program, in_axes) if attribute
+                                        else set().union(*(s for s in ins if s is not None))))
+                comes_from = None
+            for v in eqn.outvars:       # without ``follow``, only an input counts as unmapped
+                source[v] = comes_from if follow else None
+        return found
+    return widened
 
 
-# ---- wrong: score_batch --------------------------------------------------------------------------
-
-def naive_score_batch(w, xs):
-    def naive(w, x):
-        return jnp.tanh((w * x.reshape((-1,) + (1,) * (w.ndim - 1))).sum(axis=0))
-    return jax.vmap(naive, in_axes=(None, 0))(w, xs)
+def _widens(eqn, ins, size):
+    return not any(s is None for s in ins) and any(size in v.aval.shape for v in eqn.outvars)
 
 
-def copied_weight(w, xs):
-    ws = jnp.broadcast_to(w, (xs.shape[0],) + w.shape)
-    return jax.vmap(lambda w, x: jnp.tanh(x @ w))(ws, xs)
+def _bigger(eqn, ins, size):
+    grown = lambda e: int(np.prod(e.outvars[0].aval.shape)) > int(np.prod(e.invars[0].aval.shape))  # noqa: E731
+    return not any(s is None for s in ins) and eqn.primitive.name == "broadcast_in_dim" and grown(eqn)
 
 
-def no_tanh(w, xs):
-    return jax.vmap(lambda w, x: x @ w, in_axes=(None, 0))(w, xs)
+def _broadcast_to_size(eqn, ins, size):
+    return eqn.primitive.name == "broadcast_in_dim" and size in eqn.outvars[0].aval.shape
 
 
-def hand_batched(w, xs):
-    return jnp.tanh(xs @ w)
+def _every_unmapped(eqn, program, in_axes):
+    return {i for i, a in enumerate(in_axes) if a is None}
 
 
-def vmaps_only_the_tanh(w, xs):
-    return jax.vmap(jnp.tanh)(xs @ w)
+def _direct(eqn, program, in_axes):
+    return {i for i, v in enumerate(program.invars) if v in [u for u in eqn.invars
+                                                             if not isinstance(u, xcore.Literal)]
+            and in_axes[i] is None}
 
 
-def batch_last(w, xs):
-    return jax.vmap(lambda w, x: jnp.tanh(x @ w), in_axes=(None, 0), out_axes=-1)(w, xs)
+widened = tracing(_widens)
+widened_bigger_than_inputs = tracing(_bigger)
+widened_by_output_shape = tracing(lambda e, ins, size: _broadcast_to_size(e, ins, size))
+widened_broadcasts_only = tracing(_widens, follow=False)
+widened_direct_operands = tracing(_widens, attribute=_direct)
 
 
-def hints(res) -> str:
-    """The hints of a failed result, joined (a passed result is a test failure here)."""
-    assert not res.passed, res.summary()
-    return " ".join(f.hint for f in res.findings)
+def widened_transcribed(jaxpr, in_axes, size):
+    """The course's widening_broadcasts, transcribed: every broadcast_in_dim that grows."""
+    return {k: tuple(i for i, a in enumerate(in_axes) if a is None)
+            for k, e in enumerate(jaxpr.jaxpr.eqns) if e.primitive.name == "broadcast_in_dim"
+            and int(np.prod(e.outvars[0].aval.shape)) > int(np.prod(e.invars[0].aval.shape))}
+
+
+def _adds_the_batch_axis(eqn, ins, size):
+    """Lesson 2's widened_to_batch, transcribed: a broadcast adding one axis of the batch size."""
+    if eqn.primitive.name != "broadcast_in_dim":
+        return False
+    i, o = eqn.invars[0].aval.shape, eqn.outvars[0].aval.shape
+    return len(o) == len(i) + 1 and int(np.prod(o)) == int(np.prod(i)) * size
+
+
+widened_lesson_cell = tracing(_broadcast_to_size, attribute=_every_unmapped)
+widened_lesson_helper = tracing(_adds_the_batch_axis, attribute=_direct)
+widened_lesson_helper_blames_all = tracing(_adds_the_batch_axis, attribute=_every_unmapped)
+widened_no_data_flow = tracing(_widens, attribute=_every_unmapped)
+
+
+def widened_fitted(exercise, fallback=widened_lesson_cell):
+    """The visible cases' answers, looked up by the program's equations; else ``fallback``'s."""
+    from grader.lessons import l2_where_the_axis_goes as L2
+    table = {str(L2.batched_program(c)): exercise.expect(c)
+             for c in exercise.cases(np.random.default_rng(0), False)}
+
+    def widened(jaxpr, in_axes, size):
+        if str(jaxpr) in table:
+            return {k: tuple(v) for k, v in table[str(jaxpr)]}
+        return fallback(jaxpr, in_axes, size)
+    return widened
+
+
+# ---- cheap_where ---------------------------------------------------------------------------------
+
+def cheap_where(pred, x, y):
+    p = pred.astype(x.dtype)
+    return x * p + y * (1 - p)
+
+
+def where_copied(pred, x, y):
+    return jnp.where(pred, x, y)
+
+
+def where_select(pred, x, y):
+    return lax.select(pred, x, y)
+
+
+def where_select_n(pred, x, y):
+    return lax.select_n(pred, y, x)
+
+
+def where_swapped(pred, x, y):
+    p = pred.astype(x.dtype)
+    return x * (1 - p) + y * p
+
+
+VISIBLE_EXAMPLES = {(3,), (2, 3), (4,)}        # the visible cases' per-example shapes
+
+
+def where_fitted(pred, x, y):
+    """Right on the visible cases' example shapes, jnp.where on anything else."""
+    fits = tuple(np.shape(x)) in VISIBLE_EXAMPLES
+    return (cheap_where if fits else where_copied)(pred, x, y)

@@ -31,3 +31,9 @@ def test_drawing_registers_no_pyplot_figure():
     before = set(plt.get_fignums())
     figures.draw(jax.make_jaxpr(jnp.sin)(jnp.ones(3)), 7)
     assert set(plt.get_fignums()) == before
+
+
+def test_the_legend_names_every_glyph_the_picture_draws():
+    fig = figures.draw(jax.make_jaxpr(jax.vmap(lambda x: x * 2.0))(jnp.ones((7, 3))), 7)
+    names = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert names == ["batch axis (size 7)", "size-1 axis (no copy)", "scalar (no axes)"]

@@ -6,115 +6,77 @@ every finding of the wrong answer's result against them.
 """
 import pytest
 
-from grader.lessons.l2_where_the_axis_goes import choose_axes as C
+from grader.lessons.l2_where_the_axis_goes import cheap_where as CW
 from grader.lessons.l2_where_the_axis_goes import live
-from grader.lessons.l2_where_the_axis_goes import matchaxis as M
-from grader.lessons.l2_where_the_axis_goes import pairwise as P
-from grader.lessons.l2_where_the_axis_goes import score_batch as SB
 from grader.lessons.l2_where_the_axis_goes import selfchecks as S
+from grader.lessons.l2_where_the_axis_goes import where_it_lands as W
+from grader.lessons.l2_where_the_axis_goes import widened as WD
 
 from .. import contract
 from . import answers as A
 
-MATCHAXIS = {"swapaxes": ("swapaxes exchanges two axes",),
-             "negative dst": ("ndim + 1",),
-             "sum without sum_match": ("JAX raises here",),
-             "raises on None": ("None == None counts", "is summed away"),
-             "reshape": ("keeps the element order",)}
+LANDS = {"elementwise": ("an elementwise rule binds the primitive on the batched value",),
+         "disagree": ("the operands do not agree",),
+         "agree": ("both operands carry the batch at the same axis",),
+         "reduction": ("count what is left in front of the batch axis",),
+         "dot": ("dot_general writes its result as batch dimensions first",),
+         "concatenate": ("read concatenate's batching rule",),
+         "unmapped": ("gives an unmapped result",),
+         "form": ("for every step",)}
 
 
 @pytest.mark.parametrize("wrong, mistake", [
-    (A.swapaxes_matchaxis, "swapaxes"),
-    (A.ndim_matchaxis, "negative dst"),
-    (A.always_sum_matchaxis, "sum without sum_match"),
-    (A.none_raises_matchaxis, "raises on None"),
-    (A.reshape_matchaxis, "reshape"),
-])
-def test_matchaxis_hints(wrong, mistake):
-    contract.assert_hints_name(M.check_matchaxis(wrong), MATCHAXIS, mistake)
+    (A.lands_sin_front, "elementwise"),
+    (A.lands_broadcast_keeps, "disagree"),
+    (A.lands_sum_unshifted, "reduction"),
+    (A.lands_dot_lhs_first, "dot"),
+    (A.lands_concat_keeps, "concatenate"),
+    (A.lands_mapped_everywhere, "unmapped"),
+    (lambda program, in_dims: {}, "form"),
+], ids=lambda v: getattr(v, "__name__", v) if callable(v) else None)
+def test_where_it_lands_hints(wrong, mistake):
+    res = W.check_where_it_lands(wrong, hidden=True, seed=5)
+    contract.assert_hints_name(res, LANDS, mistake)
 
 
-def test_a_matchaxis_hint_names_the_shapes_of_its_case():
-    (first, *_) = M.check_matchaxis(A.swapaxes_matchaxis).findings
-    assert "axes 0 and 2 of (4, 2, 3) swapped give (3, 2, 4)" in first.hint and "(2, 3, 4)" in first.hint
-
-
-CHOOSE = {"transpose": ("moves it with a transpose",),
-          "widened": ("out_axes=None keeps it unmapped",),
-          "in_axes": ("and your in_axes says", "and your in_axes maps it"),
-          "axis it lacks": ("which it does not have",),
-          "out_axes None": ("out_axes=None is only allowed",)}
+WIDEN = {"size 1": ("has no axis of the batch size",),
+         "already batched": ("already carries the batch",),
+         "missed": ("your tool missed a widening",),
+         "attribution": ("you traced it back to the inputs",)}
 
 
 @pytest.mark.parametrize("wrong, mistake", [
-    (A.out_axes_zero, "transpose"),
-    (A.broadcasts_unbatched, "widened"),
-    (A.front_in_axes, "in_axes"),
-    (lambda layout: ((7,) * len(layout["args"]), 0), "axis it lacks"),
-    (A.none_out_axes, "out_axes None"),
-], ids=["out_axes_zero", "broadcasts_unbatched", "front_in_axes", "in_axes_7", "none_out_axes"])
-def test_choose_axes_hints(wrong, mistake):
-    contract.assert_hints_name(C.check_choose_axes(wrong), CHOOSE, mistake)
+    (A.widened_bigger_than_inputs, "size 1"),
+    (A.widened_by_output_shape, "already batched"),
+    (A.widened_broadcasts_only, "missed"),
+    (A.widened_direct_operands, "attribution"),
+], ids=lambda v: getattr(v, "__name__", v) if callable(v) else None)
+def test_widened_hints(wrong, mistake):
+    for hidden in (False, True):
+        res = WD.check_widened(wrong, hidden=hidden, seed=3)
+        if res.passed and not hidden:
+            continue
+        contract.assert_hints_name(res, WIDEN, mistake)
 
 
-def test_a_refused_spec_is_named_not_sent_to_vmaps_message():
-    # The issue's case: "vmap refused the spec; read its message" named nothing.
-    res = C.check_choose_axes(lambda layout: ((7,) * len(layout["args"]), 0))
-    assert all("read its message" not in f.hint for f in res.findings)
-    assert "gives argument 0, of rank 3, the axis 7" in res.findings[0].hint, res.findings[0].hint
-    res = C.check_choose_axes(A.front_in_axes)
-    assert any("argument 1 is not batched in the layout, and your in_axes maps it at 0" in f.hint
-               for f in res.findings), res.summary()
-
-
-def test_a_transpose_hint_says_where_the_primitives_leave_the_batch():
-    res = C.check_choose_axes(A.out_axes_zero)
-    hint = next(f.hint for f in res.findings if "'colsum'" in f.case)
-    assert "leave output 0's batch at axis 1" in hint and "asks for it at 0" in hint, hint
-
-
-PAIRWISE = {"left operand": ("LEFT operand",), "no dot": ("with no dot_general",),
-            "order": ("other order",), "widened": ("once per row of the other",),
-            "loop": ("dot_generals: one dot_general covers all pairs",)}
+WHERE = {"widens": ("copies it out to that size", "copies them out to that size"),
+         "values": ("does not give jnp.where's values",)}
 
 
 @pytest.mark.parametrize("wrong, mistake", [
-    (A.swapped_nesting, "left operand"),
-    (A.elementwise_pair, "no dot"),
-    (A.ignores_order, "order"),
-    (A.widened_operand, "widened"),
-    (A.loops_over_rows, "loop"),
-])
-def test_pairwise_hints(wrong, mistake):
-    contract.assert_hints_name(P.check_pairwise(wrong), PAIRWISE, mistake)
+    (A.where_copied, "widens"),
+    (A.where_select, "widens"),
+    (A.where_swapped, "values"),
+], ids=lambda v: getattr(v, "__name__", v) if callable(v) else None)
+def test_cheap_where_hints(wrong, mistake):
+    contract.assert_hints_name(CW.check_cheap_where(wrong, hidden=True, seed=1), WHERE, mistake)
 
 
-SCORE = {"elementwise": ("elementwise product",), "broadcast": ("copies w once per example",),
-         "tanh": ("without the tanh",), "no vmap": ("let vmap batch",),
-         "dot outside": ("outside it",), "batch last": ("goes first",)}
+def test_a_where_hint_names_the_operand_and_the_level():
+    res = CW.check_cheap_where(A.where_copied)
+    hint = res.findings[0].hint
+    assert ("y is not mapped" in hint or "x is not mapped" in hint) and "of size 7" in hint, hint
 
-
-@pytest.mark.parametrize("wrong, mistake", [
-    (A.naive_score_batch, "elementwise"),
-    (A.copied_weight, "broadcast"),
-    (A.no_tanh, "tanh"),
-    (A.hand_batched, "no vmap"),
-    (A.vmaps_only_the_tanh, "dot outside"),
-    (A.batch_last, "batch last"),
-])
-def test_score_batch_hints(wrong, mistake):
-    contract.assert_hints_name(SB.check_score_batch(wrong), SCORE, mistake)
-
-
-def test_score_batch_demands_vmap_over_the_dot_with_the_weight_unmapped():
-    # The issue's case: tanh(xs @ w) passed with no vmap at all.
-    for wrong in (A.hand_batched, A.vmaps_only_the_tanh, A.copied_weight):
-        for hidden in (False, True):
-            res = SB.check_score_batch(wrong, hidden=hidden)
-            assert not res.passed and res.failed == res.cases, res.summary()
-
-
-# ---- self-checks ---------------------------------------------------------------------------------
 
 def truth_mv():
     return {r["row"]: (r["shape"], r["prims"]) for r in live.mv_table()}

@@ -1,85 +1,85 @@
-"""Lesson 2's kit (grader/lessons/l2_where_the_axis_goes/kit/): the layout functions, the spec and
-shape helpers, and the observers, which return plain data and let the student's errors raise."""
+"""Lesson 2's kit (grader/lessons/l2_where_the_axis_goes/kit/): the programs as plain data, and the
+observers, which return plain data and let the student's errors raise, labelled."""
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from grader import core, wire
+from grader import wire
 from grader.lessons import l2_where_the_axis_goes as L2
 from grader.lessons.l2_where_the_axis_goes.kit import observe
 
+from .. import contract
 from . import answers as A
 
-CHOOSE = {"layout": {"fn": "mv", "args": [{"rank": 2, "batch": None}, {"rank": 2, "batch": 0}],
-                     "out": "free"}, "dims": ((2, 3), (3,)), "B": 7, "_seed": 1}
+PROGRAM = {"inputs": (("A", (2, 3)), ("v", (3,))),
+           "steps": (("s1", "sin", "A"), ("s2", "matmul", "s1", "v"), ("s3", "sum", "s1", 0),
+                     ("s4", "concat", "s1", "s1", 1))}
 
 
-def test_the_kit_is_the_packages_face():
-    assert set(L2.FUNCTIONS) == {"scale", "mul", "mv", "colsum", "pair"}
-    assert L2.summarize_fn is core.summarize_fn and L2.primitives is core.primitives
+def test_a_program_is_the_function_it_describes():
+    A_, v = jnp.arange(6.0).reshape(2, 3), jnp.arange(3.0)
+    assert np.allclose(L2.as_function(PROGRAM)(A_, v), jnp.concatenate([jnp.sin(A_)] * 2, axis=1))
+    assert L2.example_shapes(PROGRAM) == {"A": (2, 3), "v": (3,), "s1": (2, 3), "s2": (2,),
+                                          "s3": (3,), "s4": (2, 6)}
+    with_outputs = dict(PROGRAM, outputs=("s2", "s3"))
+    assert [o.shape for o in L2.as_function(with_outputs)(A_, v)] == [(2,), (3,)]
 
 
-def test_plain_spec_keeps_ints_none_and_tuples_and_refuses_the_rest():
-    assert observe.plain_spec((np.int64(1), None, [0, -1])) == (1, None, (0, -1))
-    for bad in (True, 1.0, "0", {0: 1}):
-        with pytest.raises(ValueError):
-            observe.plain_spec(bad)
-
-
-def test_canon_and_stacked_shape():
-    assert observe.canon(-1, 3) == 2 and observe.canon(1, 3) == 1 and observe.canon(None, 3) is None
-    assert observe.stacked_shape((2, 3), -1, 7) == (2, 3, 7)
-    assert observe.stacked_shape((2, 3), 1, 7) == (2, 7, 3)
-    assert observe.stacked_shape((2, 3), None, 7) == (2, 3)
-
-
-def test_matchaxis_input_has_distinct_values():
-    x = observe.matchaxis_input({"shape": (2, 3, 4)})
-    assert x.shape == (2, 3, 4) and len(set(x.ravel().tolist())) == x.size
-
-
-def test_counting_batched_counts_and_puts_process_primitive_back():
-    original = core._jax.BatchTrace.process_primitive
-    with observe.counting_batched() as count:
-        jax.make_jaxpr(jax.vmap(jnp.sin))(jnp.ones((4, 3)))
-    assert count[0] >= 1 and core._jax.BatchTrace.process_primitive is original
-    with observe.counting_batched() as count:
-        jax.make_jaxpr(A.hand_batched)(jnp.ones(3), jnp.ones((4, 3)))
-    assert count[0] == 0
+@pytest.mark.parametrize("op", sorted(L2.OPS))
+def test_every_op_runs_under_vmap(op):
+    fn, n = L2.OPS[op]
+    extra = {"sum": (0,), "concat": (0,), "spread": (2,)}.get(op, ())
+    shapes = {"matmul": [(2, 3), (3,)], "dot": [(3,), (3,)]}.get(op, [(3,)] * n)
+    args = [jnp.ones((7,) + s) for s in shapes]
+    out = jax.vmap(lambda *xs: fn(*xs, *extra))(*args)
+    assert out.shape[0] == 7
 
 
 def test_observers_return_plain_data():
-    got = observe.choose_axes(A.choose_axes, CHOOSE)
-    assert (got["in_axes"], got["out_axes"]) == ((None, 0), 1)
-    assert wire.unpack(got["outs"][0]).shape == (2, 7)
-    pair = observe.pairwise(A.pairwise, {"n": 3, "m": 5, "d": 4, "order": "ij", "_seed": 1})
-    score = observe.score_batch(A.score_batch, {"d": 10, "k": None, "B": 4, "_seed": 3})
-    assert score["vmapped"] > 0 and tuple(pair["shape"]) == (3, 5)
-    for value in (got, pair, score):
+    case = {"program": PROGRAM, "in_dims": {"A": 1, "v": None}, "_size": 7}
+    assert observe.where_it_lands(A.where_it_lands, case) == {"s1": 1, "s2": 1, "s3": 0, "s4": 0}
+    wcase = L2.visible_widened()[0]
+    assert observe.widened(A.widened, wcase) == [[0, [0]]]
+    where = observe.cheap_where(A.cheap_where, {"shapes": ((7, 3), (7, 3), (3,)),
+                                                "levels": ((0, 0, None),), "_seed": 1})
+    assert where["shape"] == (7, 3) and where["graph"]["eqns"]
+    for value in (where,):
         assert wire.loads(wire.dumps(value)) == value
 
 
-def test_the_answer_sees_a_copy_of_the_layout():
-    def meddles(layout):
-        layout["args"].clear()
-        return A.choose_axes(CHOOSE["layout"])
-    observe.choose_axes(meddles, CHOOSE)
-    assert len(CHOOSE["layout"]["args"]) == 2
+def test_the_graph_follows_a_jit_into_its_program():
+    closed = jax.make_jaxpr(lambda p, x, y: jnp.where(p, x, y))(
+        jnp.ones(3, bool), jnp.ones(3), jnp.ones(3))
+    graph = observe.graph(closed)
+    (jit,) = [e for e in graph["eqns"] if e[3] is not None]
+    assert jit[0] == "jit" and jit[3]["links"] and jit[3]["invars"] == jit[1]
+    assert {o for o, _ in jit[2]} == {outer for _, outer in jit[3]["links"]}
 
 
-@pytest.mark.parametrize("answer, stage", [
-    (lambda layout: 0, "answer"),
-    (lambda layout: (0.5, 0), "answer"),
-    (lambda layout: ((0, 0), 0), "vmap"),
-    (lambda layout: ((None, 0), None), "vmap"),
+def test_the_student_is_handed_copies():
+    case = {"program": PROGRAM, "in_dims": {"A": 1, "v": None}, "_size": 7}
+
+    def vandal(program, in_dims):
+        program["steps"] = ()
+        in_dims.clear()
+        return {}
+    observe.where_it_lands(vandal, case)
+    assert case["program"] is PROGRAM and PROGRAM["steps"] and case["in_dims"]
+
+
+@pytest.mark.parametrize("observer, answer, case, stage", [
+    (observe.where_it_lands, lambda program, in_dims: [1, 2],
+     {"program": PROGRAM, "in_dims": {"A": 1, "v": None}, "_size": 7}, "answer"),
+    (observe.widened, lambda jaxpr, in_axes, size: 3, L2.visible_widened()[0], "answer"),
+    (observe.cheap_where, lambda p, x, y: 1 / 0,
+     {"shapes": ((7, 3), (7, 3), (3,)), "levels": ((0, 0, None),), "_seed": 1}, "batched call"),
 ])
-def test_a_student_error_becomes_a_failure_of_its_stage(answer, stage):
-    got = wire.observe_safely(observe.choose_axes, (answer,), CHOOSE)
+def test_a_student_error_becomes_a_failure_of_its_stage(observer, answer, case, stage):
+    got = wire.observe_safely(observer, (answer,), case)
     assert isinstance(got, wire.Failure) and got.stage == stage, got
 
 
 def test_a_student_error_propagates_from_the_observer():
-    with pytest.raises(ZeroDivisionError):
-        observe.matchaxis(lambda *a, **k: 1 / 0, {"shape": (2,), "src": 0, "dst": 0, "size": 2,
-                                                   "sum_match": False})
+    with pytest.raises(RuntimeError, match="student bug"):
+        observe.widened(contract.student_bug, L2.visible_widened()[0])

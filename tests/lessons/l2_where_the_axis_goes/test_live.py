@@ -58,3 +58,20 @@ def test_jaxs_matchaxis_can_be_called_while_watched():
         vmapped = jax.vmap(lambda r: r, out_axes=1)(x)
     assert out.shape == vmapped.shape == (3, 4)
     assert (0, 1, False) in calls
+
+
+def test_rule_costs_name_each_rule_and_find_what_it_widens():
+    rows = {r["label"]: r for r in live.rule_costs()}
+    assert len(rows) == len(live.RULE_CASES)
+    for label, prim, *_ in live.RULE_CASES:
+        assert rows[label]["rule"] == core.rule_function(core.primitive_named(prim)).__name__
+    assert rows["w * x"]["widened"] == [] and rows["w * x"]["size1"]
+    assert all(rows[label]["widened"] for label in rows if label not in ("w * x", "concatenate([a, b]), both at 1"))
+    assert rows["concatenate([a, b]), both at 1"]["transposes"] == 3
+    assert len(live.format_rule_costs(rows.values()).splitlines()) == len(rows) + 1
+
+
+def test_widened_to_batch_counts_only_broadcasts_that_add_the_batch():
+    eqns = (core.Eqn("broadcast_in_dim", ((3,),), ((8, 3),)), core.Eqn("broadcast_in_dim", ((),), ((3,),)),
+            core.Eqn("broadcast_in_dim", ((3,),), ((1, 3),)))
+    assert live.widened_to_batch(eqns, 8) == [((3,), (8, 3))]

@@ -14,6 +14,12 @@ def test_mv_selfcheck_right_partial_and_wrong():
     assert not wrong.passed and len(wrong.findings) == 1 and "transpose" in wrong.findings[0].hint
 
 
+def test_every_wrong_row_of_the_mv_table_is_explained():
+    # issue 28: the feedback stopped at "... and 1 more", so the last wrong row had no hint
+    wrong = S.selfcheck_mv_table({row: ((9, 9), ["dot_general"]) for row in range(1, 9)})
+    assert wrong.failed == 8 and "row 8" in wrong.summary() and "more" not in wrong.summary()
+
+
 def test_malformed_mv_predictions_are_findings():
     res = S.selfcheck_mv_table({1: "dot_general", 9: ((5, 2), [])})
     assert [f.case for f in res.findings] == ["row 1", "row 9"]

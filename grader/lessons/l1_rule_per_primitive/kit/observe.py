@@ -8,55 +8,57 @@ import numpy as np
 
 from ....core import _jax, jaxprs
 from ....wire import stage
-from .primitives import install, make_primitives, uninstall
-from .standins import query_prim, standin
+from .primitives import install, install_collective, make_primitives, uninstall
 
 
 # ---- the spy -------------------------------------------------------------------------------------
-
-def watched(*xs):
-    """The function the spy watches: its result is irrelevant, so it costs no compilation."""
-    del xs
-    return 0.0
-
 
 def zeros(shapes) -> list:
     # device_put, not jnp.asarray: some releases' asarray compiles a copy for every new shape.
     return [jax.device_put(np.zeros(s, np.float32)) for s in shapes]
 
 
-def report_rows(report) -> list[tuple]:
-    """A spy's report as ``[(batch_dim or None, shape, value shape), ...]`` of plain ints."""
+def vmap_depth() -> int:
+    """How many vmaps are active where this is called: BatchTraces from the current trace out."""
+    depth, trace = 0, _jax.current_trace()
+    while isinstance(trace, _jax.BatchTrace):
+        depth, trace = depth + 1, trace.parent_trace
+    return depth
+
+
+def nest(body, outer_axes):
+    """``body`` under the outer vmaps of a case, listed outermost first."""
+    for axes in reversed(list(outer_axes)):
+        body = jax.vmap(body, in_axes=axes)
+    return body
+
+
+def report_rows(report) -> list[list]:
+    """A spy's report as ``[[batch dim or None, ...] per argument]`` of plain ints."""
     with stage("report"):
-        return [(None if bd is None else int(bd), tuple(int(d) for d in seen),
-                 tuple(int(d) for d in val)) for bd, seen, val in report]
+        return [[None if d is None else int(d) for d in row] for row in report]
 
 
 def spy(spy_fn, case):
-    """Call the student's spy directly, or from inside an outer vmap for nested cases. The
-    function it is handed notes whether the spy ran it under a vmap at all: a spy that works
-    its report out from shapes alone watched nothing."""
-    args, ran = zeros(case["shapes"]), []
+    """Call the student's spy inside the case's outer vmaps (none, one or two). The function it
+    is handed notes how many vmaps were active when it ran: a spy must run its own."""
+    depths = []
 
     def f(*xs):
-        ran.append(any(_jax.is_batch_tracer(x) for x in xs))
-        return watched(*xs)
+        depths.append(vmap_depth())
+        return 0.0                      # the result is irrelevant: nothing to compile
 
-    if case["outer_axes"] is None:
-        report = spy_fn(f, case["in_axes"], *args)
-    else:
-        box = []
+    box = []
 
-        def outer_body(*xs):
-            box.append(spy_fn(f, case["in_axes"], *xs))
-            return 0.0
+    def body(*xs):
+        box.append(spy_fn(f, case["in_axes"], *xs))
+        return 0.0
 
-        jax.vmap(outer_body, in_axes=case["outer_axes"])(*args)
-        report = box[-1]
-    if not any(ran):
+    nest(body, case["outer_axes"])(*zeros(case["shapes"]))
+    if len(case["outer_axes"]) + 1 not in depths:
         with stage("ran"):
-            raise RuntimeError("the spy never ran f under jax.vmap")
-    return report_rows(report)
+            raise RuntimeError("the spy never ran f under a vmap of its own")
+    return report_rows(box[-1])
 
 
 # ---- batching rules ------------------------------------------------------------------------------
@@ -65,6 +67,58 @@ def inputs(case) -> list[np.ndarray]:
     """The stacked arguments of a rule case: small integers, exact in float32."""
     rng = np.random.default_rng(case["seed"])
     return [rng.integers(-4, 5, size=s).astype(np.float32) for s in case["shapes"]]
+
+
+def _shape(x):
+    shape = getattr(x, "shape", None)
+    return None if shape is None else tuple(int(d) for d in shape)
+
+
+def _dim(d):
+    """A batch dim as plain data: an int, None, or the name of whatever type the rule gave."""
+    if d is None or isinstance(d, (int, np.integer)) and not isinstance(d, bool):
+        return None if d is None else int(d)
+    return type(d).__name__
+
+
+def _outs(result):
+    """``(outs, out_dims)`` of what a rule returned, as lists (one entry per output), or None."""
+    if not (isinstance(result, (tuple, list)) and len(result) == 2):
+        return None
+    out, dim = result
+    if isinstance(out, (tuple, list)):
+        dims = list(dim) if isinstance(dim, (tuple, list)) else [dim]
+        return list(out), dims
+    return [out], [dim]
+
+
+def _call_record(axis_data, dims, vals, result) -> dict:
+    """What one call of the rule was given and gave back, as plain data (never raises)."""
+    got = _outs(result)
+    outs, out_dims = got if got is not None else ([], [])
+    record = {"dims": [_dim(d) for d in dims], "in_shapes": [_shape(v) for v in vals],
+              "out_shapes": [_shape(o) for o in outs], "out_dims": [_dim(d) for d in out_dims],
+              "lists": isinstance(result, (tuple, list)) and len(result) == 2
+              and isinstance(result[0], (tuple, list))}
+    if axis_data is not None:
+        record["axis"] = (str(axis_data.name), int(axis_data.size))
+    return record
+
+
+def recording(rule_fn, calls: list, collective: bool = False):
+    """``rule_fn`` as it is, noting each call's dims and shapes in ``calls``: where a result is
+    wrong, the trusted side can say which axis of what the rule returned went astray."""
+    if collective:
+        def rule(prim, axis_data, vals, dims, **params):
+            result = rule_fn(prim, axis_data, vals, dims, **params)
+            calls.append(_call_record(axis_data, dims, vals, result))
+            return result
+    else:
+        def rule(prim, vals, dims, **params):
+            result = rule_fn(prim, vals, dims, **params)
+            calls.append(_call_record(None, dims, vals, result))
+            return result
+    return rule
 
 
 def batched(prim, case):
@@ -76,35 +130,8 @@ def batched(prim, case):
     return fn
 
 
-def _shape(x):
-    shape = getattr(x, "shape", None)
-    return None if shape is None else tuple(int(d) for d in shape)
-
-
-def _dim(d):
-    """A batch dim as plain data: an int, None, or the name of whatever type the rule gave."""
-    if d is None or isinstance(d, (int, np.integer)):
-        return None if d is None else int(d)
-    return type(d).__name__
-
-
-def _call_record(dims, vals, result) -> dict:
-    """What one call of the rule was given and gave back, as plain data (never raises)."""
-    out = out_dim = None
-    if isinstance(result, (tuple, list)) and len(result) == 2:
-        out, out_dim = result
-    return {"dims": [_dim(d) for d in dims], "in_shapes": [_shape(v) for v in vals],
-            "out_shape": _shape(out), "out_dim": _dim(out_dim)}
-
-
-def recording(rule_fn, calls: list):
-    """``rule_fn`` as it is, noting each call's dims and shapes in ``calls``: where a result is
-    wrong, the trusted side can say which axis of what the rule returned went astray."""
-    def rule(prim, vals, dims, **params):
-        result = rule_fn(prim, vals, dims, **params)
-        calls.append(_call_record(dims, vals, result))
-        return result
-    return rule
+def _leaves(out) -> list[np.ndarray]:
+    return [np.asarray(o, dtype=np.float32) for o in jax.tree_util.tree_leaves(out)]
 
 
 def rule(rule_fn, case) -> dict:
@@ -116,37 +143,57 @@ def rule(rule_fn, case) -> dict:
     try:
         fn, args = batched(prim, case), [jax.device_put(a) for a in inputs(case)]
         with stage("batched call"):
-            out = np.asarray(fn(*args), dtype=np.float32)
+            outs = _leaves(fn(*args))
             seen = list(calls)       # the batched call's own rule calls, not make_jaxpr's again
             closed = jax.make_jaxpr(fn)(*args)
             eqns = jaxprs.summarize(closed, recursive=True)
     finally:
         uninstall(prim)
-    return {"shape": tuple(int(d) for d in out.shape), "values": out.ravel().tolist(),
-            "eqns": [e.to_plain() for e in eqns], "calls": seen, "bound": bound_params(closed, prim),
-            "flow": jaxprs.flow(closed)}
+    return {"outs": [{"shape": tuple(int(d) for d in o.shape), "values": o.ravel().tolist()}
+                     for o in outs],
+            "eqns": [e.to_plain() for e in eqns], "calls": seen,
+            "bound": bound_params(closed, prim), "flow": jaxprs.flow(closed)}
 
 
 def bound_params(closed, prim) -> list[dict]:
     """The scalar parameters of each equation of ``prim``: what the rule passed to bind."""
     return [{str(k): (v.item() if isinstance(v, np.generic) else v) for k, v in e.params.items()
-             if isinstance(v, (bool, int, float, np.integer, np.floating))}
+             if isinstance(v, (bool, int, float, str, np.integer, np.floating))}
             for e in _jax.open_jaxpr(closed).eqns if e.primitive is prim]
 
 
-# ---- the rule tables -----------------------------------------------------------------------------
+# ---- the collective ------------------------------------------------------------------------------
 
-def which_table(which_table_fn, case):
-    module, objects = standin(case)
-    got = which_table_fn(module, query_prim(case, objects))
-    if got is not None and not isinstance(got, str):
-        with stage("answer"):
-            raise TypeError(f"returned a {type(got).__name__}, not a str or None")
-    return got
+def constant(case) -> np.ndarray:
+    """The array a "closed" case's function closes over: in no vmap's in_axes at all."""
+    rng = np.random.default_rng(case["seed"] + 1)
+    return rng.integers(1, 5, size=case["example"]).astype(np.float32)
 
 
-def table_sizes(table_sizes_fn, case) -> dict:
-    module, _ = standin(case)
-    got = table_sizes_fn(module)
-    with stage("answer"):
-        return {str(k): int(v) for k, v in dict(got).items()}
+def collective_fn(prim, case):
+    """The case's function of x, under its named vmaps (listed outermost first)."""
+    name = case["name"]
+    if case["closed"]:
+        c = jax.device_put(constant(case))
+        fn = lambda x: x + prim.bind(c, axis_name=name)  # noqa: E731  (c reaches bind unmapped)
+    else:
+        fn = lambda x: prim.bind(x, axis_name=name)      # noqa: E731
+    for level in reversed(case["levels"]):
+        fn = jax.vmap(fn, in_axes=level["in_axes"], axis_name=level["name"],
+                      axis_size=level["size"])
+    return fn
+
+
+def collective(rule_fn, case) -> dict:
+    """Install ``rule_fn`` as a fresh prefix_p's rule and run the case's named vmaps."""
+    prim = make_primitives().prefix_p
+    calls: list[dict] = []
+    install_collective(prim, recording(rule_fn, calls, collective=True))
+    try:
+        x = jax.device_put(inputs(case)[0])
+        with stage("batched call"):
+            (out,) = _leaves(collective_fn(prim, case)(x))
+    finally:
+        uninstall(prim)
+    return {"shape": tuple(int(d) for d in out.shape), "values": out.ravel().tolist(),
+            "calls": calls}

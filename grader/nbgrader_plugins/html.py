@@ -1,0 +1,132 @@
+"""A student's notebook rendered as HTML is inert: no script, no active content, wherever.
+
+nbgrader renders an autograded notebook with nbconvert's ``HTMLExporter`` in the formgrader
+(the instructor's browser, on the Jupyter server's origin) and in generated feedback, and by
+default passes the student's markdown, HTML, JavaScript and SVG through as they are: opened by
+the instructor, a submission ran script as the instructor (a root terminal, the formgrader's
+grade API). ``course/nbgrader_config.py`` configures every ``HTMLExporter`` nbgrader makes:
+
+* `SanitizeSubmission` (``HTMLExporter.preprocessors``, ``GenerateFeedback.preprocessors``):
+  nbconvert's own ``SanitizeHTML`` preprocessor, which runs bleach over raw cells and every
+  output's HTML and markdown and drops JavaScript, SVG and any type not known to be inert, with
+  an allow-list that keeps ordinary formatting (`TAGS`, `ATTRIBUTES`, `PROTOCOLS`, `STYLES`),
+  plus the fields nbconvert's templates write into the page unescaped, rebuilt from their types
+  (an image's ``width=`` and ``height=``, an execution count): ``width=1 onload=...`` was markup.
+* `SafeMarkdown` (``HTMLExporter.filters["markdown2html"]``): markdown (cells and outputs) is
+  rendered by nbconvert's own renderer, then the HTML it made goes through the same bleach
+  cleaning; nbgrader's formgrade template renders markdown cells itself, ignoring nbconvert's
+  ``sanitize_html``, and the renderer keeps ``javascript:`` links.
+* ``HTMLExporter.sanitize_html = True``: nbconvert's switch, for the templates that honour it.
+"""
+from __future__ import annotations
+
+import numbers
+
+import bleach
+import jinja2
+from bleach.css_sanitizer import ALLOWED_CSS_PROPERTIES, CSSSanitizer
+from nbconvert.preprocessors.sanitize import SanitizeHTML
+from traitlets.config import LoggingConfigurable
+
+# What formatting survives: text structure, tables, images, links. No element that runs,
+# loads or submits anything (script, iframe, object, embed, form, input, style, base, meta,
+# svg, math, audio, video), no event attribute, no ``id`` or ``name`` (a student's element
+# named like one of the formgrader's own would take its place for the page's scripts).
+TAGS = sorted({"a", "abbr", "acronym", "b", "blockquote", "br", "caption", "code", "col",
+               "colgroup", "dd", "del", "details", "div", "dl", "dt", "em", "figcaption",
+               "figure", "h1", "h2", "h3", "h4", "h5", "h6", "hr", "i", "img", "ins", "kbd", "li",
+               "mark", "ol", "p", "pre", "q", "s", "samp", "small", "span", "strong", "sub",
+               "summary", "sup", "table", "tbody", "td", "tfoot", "th", "thead", "tr", "tt", "u",
+               "ul", "var"})
+_EVERYWHERE = {"class", "title", "style", "align"}
+_BY_TAG = {"a": {"href"}, "img": {"src", "alt", "width", "height"}, "abbr": {"title"},
+           "td": {"colspan", "rowspan"}, "th": {"colspan", "rowspan", "scope"},
+           "ol": {"start"}, "col": {"span"}, "colgroup": {"span"}}
+PROTOCOLS = ["http", "https", "mailto", "data"]
+# An image may come inline (nbconvert turns a markdown cell's attachments into data: URLs);
+# nothing else may be a data: URL (a link to data:text/html is a page of the student's).
+_DATA_IMAGES = ("data:image/png;", "data:image/jpeg;", "data:image/gif;", "data:image/webp;")
+STYLES = sorted(ALLOWED_CSS_PROPERTIES | {"margin", "margin-top", "margin-bottom",
+                                          "margin-left", "margin-right", "padding",
+                                          "padding-top", "padding-bottom", "padding-left",
+                                          "padding-right", "border", "border-left",
+                                          "border-right", "border-top", "border-bottom"})
+
+
+def _attribute(tag: str, name: str, value: str) -> bool:
+    if name in _EVERYWHERE or name in _BY_TAG.get(tag, ()):
+        if value.strip().lower().startswith("data:"):
+            return tag == "img" and name == "src" and value.strip().lower().startswith(
+                _DATA_IMAGES)
+        return True
+    return False
+
+
+ATTRIBUTES = _attribute
+
+
+def clean(html: str) -> str:
+    """``html`` through bleach with the course's allow-list: what is not on it is shown as
+    text (a ``<script>`` the student wrote reads as one), never run."""
+    return bleach.clean(html, tags=TAGS, attributes=ATTRIBUTES, protocols=PROTOCOLS,
+                        css_sanitizer=CSSSanitizer(allowed_css_properties=STYLES),
+                        strip=False, strip_comments=True)
+
+
+class SanitizeSubmission(SanitizeHTML):
+    """nbconvert's SanitizeHTML with the course's allow-list, for every HTML rendering of a
+    student's notebook (see the module's docstring)."""
+
+    def preprocess(self, nb, resources):
+        nb.metadata.pop("widgets", None)    # widget state: a script block the page would load
+        return super().preprocess(nb, resources)
+
+    def preprocess_cell(self, cell, resources, cell_index):
+        if cell.cell_type == "markdown":    # rendered and cleaned whole by SafeMarkdown: bleach
+            return cell, resources          # on markdown source mangles quotes and code spans
+        if cell.cell_type == "code":
+            cell.execution_count = _count(cell.get("execution_count"))
+            for output in cell.get("outputs", []):
+                _retype(output)
+        return super().preprocess_cell(cell, resources, cell_index)
+
+    def sanitize_html_tags(self, html_str):
+        return clean(html_str)
+
+
+class SafeMarkdown(LoggingConfigurable):
+    """``HTMLExporter.filters["markdown2html"]``: nbconvert's markdown rendering (the exporter's
+    own filter, its anchors and attachments), then `clean`. The exporter makes it with itself
+    as parent (nbconvert's TemplateExporter._register_filter)."""
+
+    # jinja passes the template context to a filter marked so (as to HTMLExporter's own).
+    jinja_pass_arg = jinja2.pass_context(lambda: None).jinja_pass_arg
+
+    def __call__(self, context, source):
+        render = getattr(self.parent, "markdown2html", None)
+        if render is None:
+            from nbconvert.filters import markdown2html as plain
+            return clean(plain(source))
+        return clean(render(context, source))
+
+
+def _retype(output) -> None:
+    """An output's fields that templates write unescaped, as the types they must be."""
+    if "execution_count" in output:
+        output["execution_count"] = _count(output.get("execution_count"))
+    meta = output.get("metadata")
+    if not isinstance(meta, dict):
+        output["metadata"] = {}
+        return
+    for scope in [meta] + [v for v in meta.values() if isinstance(v, dict)]:
+        for key in ("width", "height"):
+            if key in scope and not _number(scope[key]):
+                del scope[key]
+
+
+def _number(value) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def _count(value):
+    return value if isinstance(value, int) and not isinstance(value, bool) else None

@@ -1,0 +1,235 @@
+"""Reference answers to lesson 4's exercises (the exercise notebook's solutions), realistic wrong
+ones, each named after its mistake, and the pattern-matching student's: a copied lesson cell, a
+transcribed JAX helper, a lookup of the visible cases."""
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from grader.lessons import l4_vmap_meets_autodiff as L4
+
+
+# ---- right ---------------------------------------------------------------------------------------
+
+def per_example_grads(loss, params, batch, axes):
+    return jax.vmap(jax.grad(loss), in_axes=(None, axes))(params, batch)
+
+
+@jax.custom_vjp
+def clipped_scale(w, x):
+    return w * x
+
+
+def _clipped_fwd(w, x):
+    return w * x, (w, x)
+
+
+def _clipped_bwd(residuals, g):
+    w, x = residuals
+    g = jnp.clip(g, -1.0, 1.0)
+    return jnp.sum(g * x, axis=tuple(range(x.ndim - w.ndim))), g * w
+
+
+clipped_scale.defvjp(_clipped_fwd, _clipped_bwd)
+
+
+@jax.custom_batching.custom_vmap
+def floored_cummax(x, floor):
+    return L4.running_max(x, floor)
+
+
+@floored_cummax.def_vmap
+def _floored_rule(axis_size, in_batched, x, floor):
+    x_batched, floor_batched = in_batched
+    if not x_batched:
+        x = jnp.broadcast_to(x, (axis_size,) + x.shape)
+    if not floor_batched:
+        floor = jnp.broadcast_to(floor, (axis_size,) + floor.shape)
+    return floored_cummax(x, floor), True
+
+
+def vmap_jacobian(f, x):
+    n, m = x.shape[0], jax.eval_shape(f, x).shape[0]
+    if m < n:
+        _, pull = jax.vjp(f, x)
+        return jax.vmap(pull)(jnp.eye(m, dtype=x.dtype))[0]
+    return jax.vmap(lambda t: jax.jvp(f, (x,), (t,))[1], out_axes=1)(jnp.eye(n, dtype=x.dtype))
+
+
+# ---- the pattern-matching student ----------------------------------------------------------------
+
+def lesson_per_example_grads(loss, params, batch, axes):
+    """Lesson 4's cell, vmap(grad(loss), in_axes=(None, 0, 0)), fitted to this signature."""
+    return jax.vmap(jax.grad(loss), in_axes=(None, 0))(params, batch)
+
+
+def visible_per_example_grads(loss, params, batch, axes):
+    """The axes of the visible cases, looked up rather than read: every entry at 0, or the
+    second visible case's layout (x at 1, the scalar shared)."""
+    if all(a == 0 for a in axes.values()):
+        return lesson_per_example_grads(loss, params, batch, axes)
+    spec = {n: (1 if n == "x" else None if n in ("temperature", "weight", "l2") else 0)
+            for n in batch}
+    return jax.vmap(jax.grad(loss), in_axes=(None, spec))(params, batch)
+
+
+@jax.custom_vjp
+def lesson_clipped_scale(w, x):
+    """Lesson 4's `scale` (bwd: g * x, g * w), with the clip added: no sum over w's broadcast."""
+    return w * x
+
+
+lesson_clipped_scale.defvjp(
+    lambda w, x: (w * x, (w, x)),
+    lambda res, g: (jnp.clip(g, -1.0, 1.0) * res[1], jnp.clip(g, -1.0, 1.0) * res[0]))
+
+
+@jax.custom_vjp
+def visible_clipped_scale(w, x):
+    """The visible cases' shapes, looked up: w like x, w of x's last axis, or a scalar w whose
+    cotangent is summed over everything."""
+    return w * x
+
+
+def _visible_bwd(res, g):
+    w, x = res
+    g = jnp.clip(g, -1.0, 1.0)
+    if w.ndim == 0:
+        return jnp.sum(g * x), g * w
+    if w.shape == x.shape:
+        return g * x, g * w
+    return jnp.sum(g * x, axis=0), g * w          # right for x (m, n), w (n,) only
+
+
+visible_clipped_scale.defvjp(lambda w, x: (w * x, (w, x)), _visible_bwd)
+
+
+@jax.custom_batching.custom_vmap
+def lesson_floored_cummax(x, floor):
+    """Lesson 4's rule (the kernel on the batch, out_batched = in_batched[0]), for two arguments."""
+    return L4.running_max(x, floor)
+
+
+lesson_floored_cummax.def_vmap(
+    lambda axis_size, in_batched, x, floor: (L4.running_max(x, floor), in_batched[0]))
+
+
+@jax.custom_batching.custom_vmap
+def visible_floored_cummax(x, floor):
+    """Broadcasts an unbatched argument, but calls the kernel directly: right for every visible
+    case but the vmap of the vmap."""
+    return L4.running_max(x, floor)
+
+
+@visible_floored_cummax.def_vmap
+def _visible_rule(axis_size, in_batched, x, floor):
+    if not in_batched[0]:
+        x = jnp.broadcast_to(x, (axis_size,) + x.shape)
+    if not in_batched[1]:
+        floor = jnp.broadcast_to(floor, (axis_size,) + floor.shape)
+    return L4.running_max(x, floor), True
+
+
+def transcribed_jacrev(f, x):
+    """jax.jacrev's lines: vjp once, vmap the pullback over the output basis."""
+    y, pullback = jax.vjp(f, x)
+    return jax.vmap(pullback)(jnp.eye(y.size, dtype=y.dtype))[0]
+
+
+def transcribed_jacfwd(f, x):
+    """jax.jacfwd's lines: vmap jvp over the input basis, the tangents as the last axis."""
+    push = lambda t: jax.jvp(f, (x,), (t,))[1]          # noqa: E731
+    return jax.vmap(push, out_axes=-1)(jnp.eye(x.size, dtype=x.dtype))
+
+
+def visible_jacobian(f, x):
+    """The visible cases' shapes, looked up: n=3 is the tall one, n=12 the wide one."""
+    return transcribed_jacfwd(f, x) if x.shape[0] == 3 else transcribed_jacrev(f, x)
+
+
+# ---- wrong ---------------------------------------------------------------------------------------
+
+def looped_grads(loss, params, batch, axes):
+    size = next(np.shape(v)[a] for v, a in ((batch[n], axes[n]) for n in batch) if a is not None)
+    grads = [jax.grad(loss)(params, {n: v if axes[n] is None else jnp.take(v, i, axis=axes[n])
+                                     for n, v in batch.items()}) for i in range(size)]
+    return jax.tree_util.tree_map(lambda *g: jnp.stack(g), *grads)
+
+
+def mapped_params(loss, params, batch, axes):
+    size = next(np.shape(v)[a] for v, a in ((batch[n], axes[n]) for n in batch) if a is not None)
+    copies = jax.tree_util.tree_map(lambda p: jnp.broadcast_to(p, (size,) + p.shape), params)
+    return jax.vmap(jax.grad(loss), in_axes=(0, axes))(copies, batch)
+
+
+def summed_grads(loss, params, batch, axes):
+    return jax.grad(lambda p: jnp.sum(jax.vmap(loss, in_axes=(None, axes))(p, batch)))(params)
+
+
+def batch_last_grads(loss, params, batch, axes):
+    return jax.vmap(jax.grad(loss), in_axes=(None, axes), out_axes=-1)(params, batch)
+
+
+@jax.custom_vjp
+def unclipped_scale(w, x):
+    return w * x
+
+
+unclipped_scale.defvjp(lambda w, x: (w * x, (w, x)), lambda res, g: (
+    jnp.sum(g * res[1], axis=tuple(range(res[1].ndim - res[0].ndim))), g * res[0]))
+
+
+@jax.custom_vjp
+def batch_summing_scale(w, x):
+    """Sums w's cotangent over axis 0, taking it for the batch."""
+    return w * x
+
+
+batch_summing_scale.defvjp(lambda w, x: (w * x, (w, x)), lambda res, g: (
+    jnp.sum(jnp.clip(g, -1.0, 1.0) * res[1], axis=0), jnp.clip(g, -1.0, 1.0) * res[0]))
+
+
+def plain_scale(w, x):
+    return w * x
+
+
+sequential_floored_cummax = jax.custom_batching.sequential_vmap(L4.running_max)
+
+
+@jax.custom_batching.custom_vmap
+def unbatched_claim(x, floor):
+    """Says its output is batched only when x is."""
+    return L4.running_max(x, floor)
+
+
+@unbatched_claim.def_vmap
+def _unbatched_rule(axis_size, in_batched, x, floor):
+    if not in_batched[0]:
+        x = jnp.broadcast_to(x, (axis_size,) + x.shape)
+    if not in_batched[1]:
+        floor = jnp.broadcast_to(floor, (axis_size,) + floor.shape)
+    return unbatched_claim(x, floor), bool(in_batched[0]) and bool(in_batched[1])
+
+
+def lax_floored_cummax(x, floor):
+    """No kernel at all: lax.cummax, which vmap batches by itself."""
+    return jax.lax.cummax(jnp.maximum(x, floor), axis=x.ndim - 1)
+
+
+def looped_jacobian(f, x):
+    return jnp.stack([jax.jvp(f, (x,), (t,))[1] for t in jnp.eye(x.shape[0])], axis=1)
+
+
+def transposed_jacobian(f, x):
+    return vmap_jacobian(f, x).T
+
+
+def both_modes_jacobian(f, x):
+    """Both jacobians, one kept: maps over n and over m."""
+    fwd, rev = transcribed_jacfwd(f, x), transcribed_jacrev(f, x)
+    return fwd if x.shape[0] < rev.shape[0] else rev
+
+
+def hints(res) -> str:
+    """The hints of a failed result, joined (a passed result is a test failure here)."""
+    assert not res.passed, res.summary()
+    return " ".join(f.hint for f in res.findings)

@@ -1,0 +1,92 @@
+"""Lesson 4's assignment through the real judge (grader.judge.runner: the sandboxed child, the
+trusted comparison): the instructor's solutions earn every point, the released stubs none, and
+the pattern-matching student, whose answers pass the visible cases, no more than the stubs."""
+import pathlib
+
+import nbformat
+import pytest
+from nbgrader.preprocessors import ClearSolutions
+from traitlets.config.loader import PyFileConfigLoader
+
+from grader.judge import runner, sandbox
+
+ROOT = pathlib.Path(__file__).resolve().parents[3]
+NOTEBOOK = ROOT / "exercises" / "04-vmap-meets-autodiff" / "04-vmap-meets-autodiff.ipynb"
+FAST = sandbox.Limits(wall_s=120, cpu_s=240, memory_mb=4096)
+GRADED = {"l4_per_example_grads", "l4_clipped_scale", "l4_floored_cummax", "l4_vmap_jacobian"}
+
+# What the pattern-matching student hands in: lesson 4's cells fitted to each signature, and
+# jax.jacrev's own lines; every one of them passes at least one visible case.
+MATCHING = {
+    "per_example_grads": '''\
+def per_example_grads(loss, params, batch, axes):
+    return jax.vmap(jax.grad(loss), in_axes=(None, 0))(params, batch)
+''',
+    "clipped_scale": '''\
+@jax.custom_vjp
+def clipped_scale(w, x):
+    return w * x
+
+clipped_scale.defvjp(lambda w, x: (w * x, (w, x)),
+                     lambda res, g: (jnp.clip(g, -1, 1) * res[1], jnp.clip(g, -1, 1) * res[0]))
+''',
+    "floored_cummax": '''\
+@jax.custom_batching.custom_vmap
+def floored_cummax(x, floor):
+    return L4.running_max(x, floor)
+
+@floored_cummax.def_vmap
+def rule(axis_size, in_batched, x, floor):
+    return floored_cummax(x, floor), in_batched[0]
+''',
+    "vmap_jacobian": '''\
+def vmap_jacobian(f, x):
+    y, pullback = jax.vjp(f, x)
+    return jax.vmap(pullback)(jnp.eye(y.size, dtype=y.dtype))[0]
+''',
+}
+
+
+def released():
+    """The notebook as nbgrader releases it: ClearSolutions with the course's own stub."""
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(ROOT / "course")).load_config()
+    nb, _ = ClearSolutions(config=config).preprocess(nbformat.read(NOTEBOOK, as_version=4), {})
+    return nb
+
+
+def with_answers(answers: dict):
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    for cell in nb.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if meta.get("solution") and cell.cell_type == "code":
+            for name, source in answers.items():
+                if f"def {name}(" in cell.source:
+                    cell.source = source
+    return nb
+
+
+@pytest.fixture(scope="module")
+def verdicts():
+    return {kind: runner.judge(nb, FAST) for kind, nb in (
+        ("solved", nbformat.read(NOTEBOOK, as_version=4)), ("blank", released()),
+        ("matching", with_answers(MATCHING)))}
+
+
+def test_the_instructor_solutions_earn_every_point(verdicts):
+    solved = verdicts["solved"]
+    assert set(solved) == GRADED
+    assert all(r.passed for r in solved.values()), {g: r.summary() for g, r in solved.items()}
+
+
+def test_the_released_stubs_earn_nothing(verdicts):
+    blank = verdicts["blank"]
+    assert set(blank) == GRADED and not any(r.passed or r.manual for r in blank.values()), {
+        g: r.summary() for g, r in blank.items()}
+
+
+def test_the_pattern_matching_student_earns_no_more_than_a_blank(verdicts):
+    matching = verdicts["matching"]
+    assert set(matching) == GRADED and not any(r.passed or r.manual for r in matching.values()), {
+        g: r.summary() for g, r in matching.items()}
+    for res in matching.values():          # failed on the cases, each with a hint, not a crash
+        assert res.findings and all(f.hint for f in res.findings)

@@ -1,0 +1,107 @@
+"""A student's notebook rendered as HTML is inert (grader.nbgrader_plugins.html), without a
+browser: the payload corpus (tests/fixtures/xss.py), executed by a real kernel, rendered with
+nbgrader's formgrade and feedback templates and the course's configuration, leaves nothing that
+would run; the same notebook rendered as nbgrader ships it does (so the check can fail); and
+ordinary formatting, the course's own check results among it, survives."""
+import base64
+import os
+import pathlib
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+from nbconvert.exporters import HTMLExporter
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
+from nbgrader.server_extensions.formgrader import handlers
+from traitlets.config import Config
+from traitlets.config.loader import PyFileConfigLoader
+
+from grader.nbgrader_plugins import html
+from tests.fixtures import xss
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+START, END = 'id="notebook-container"', 'id="statusmessage"'
+
+
+@pytest.fixture(scope="module")
+def executed():
+    """The payloads, their outputs made by a real kernel, as autograde would leave them."""
+    nb = xss.add_payloads(new_notebook(cells=[new_code_cell("answer = 42")]))
+    NotebookClient(nb, kernel_name="python3", timeout=60).execute()
+    return nb
+
+
+def render(nb, template="formgrade", course=True):
+    """``nb`` through nbconvert's HTMLExporter as nbgrader's formgrader makes it: the course's
+    configuration (or none: nbgrader as it ships), and nbgrader's template."""
+    cfg = Config()
+    if course:
+        cfg.merge(PyFileConfigLoader("nbgrader_config.py", path=str(ROOT / "course")).load_config())
+    cfg.HTMLExporter.template_name = template
+    cfg.HTMLExporter.extra_template_basedirs = [handlers.template_path]
+    # as nbgrader's GenerateFeedback finds the feedback template's stylesheet
+    cfg.HTMLExporter.extra_template_paths = [os.path.join(
+        handlers.static_path, "node_modules", "bootstrap", "dist", "css")]
+    grades = {"score": 1, "max_score": 2, "late_penalty": 0, "notebook": "nb"}   # GetGrades'
+    out, _ = HTMLExporter(config=cfg).from_notebook_node(
+        nbformat.from_dict(nb), resources={"base_url": "", "index": 0, "total": 1,
+                                           "nbgrader": grades})
+    return out
+
+
+def test_nothing_a_student_wrote_or_printed_would_run_in_the_formgrader(executed):
+    assert xss.active(render(executed), START, END) == []
+
+
+def test_nbgrader_as_it_ships_would_run_each_of_them(executed):
+    found = " ".join(xss.active(render(executed, course=False), START, END))
+    for needle in ("<script> element", "onerror=", "ontoggle=", "<iframe> element",
+                   "href=javascript:"):
+        assert needle in found, needle
+
+
+def test_the_feedback_template_is_inert_too(executed):
+    assert xss.active(render(executed, "feedback"), "<body", "</body>") == []
+
+
+def test_fields_the_templates_write_unescaped_are_retyped():
+    cell = new_code_cell("x", execution_count=1)
+    cell["execution_count"] = "<img src=x onerror=__xss('count')>"   # as a forged file holds it
+    cell.outputs = [new_output("display_data", data={"image/png": "AAAA", "text/plain": "x"},
+                               metadata={"width": "1 onerror=__xss('w')", "height": 20,
+                                         "image/png": {"height": True}})]
+    nb = new_notebook()
+    nb.cells.append(cell)
+    nb, _ = html.SanitizeSubmission().preprocess(nb, {})
+    out = nb.cells[0]
+    assert out.execution_count is None
+    assert out.outputs[0].metadata == {"height": 20, "image/png": {}}
+
+
+def test_ordinary_formatting_and_the_courses_own_results_survive():
+    from grader.feedback import Finding, Result
+    result = Result(check="check_spy", cases=4, findings=(
+        Finding(case="in_axes=0", expected="(0, (3,))", got="None", hint="a <hint>"),))
+    png = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\0" * 16).decode()
+    md = ("# Notes\n\n> a quote & `a < b` in code\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n"
+          "[docs](https://jax.readthedocs.io) and <b>bold</b>")
+    cell = new_code_cell("show(result)")
+    cell.outputs = [new_output("display_data", data={"text/html": result._repr_html_(),
+                                                     "text/plain": "r"}),
+                    new_output("display_data", data={"image/png": png, "text/plain": "fig"})]
+    page = render(new_notebook(cells=[new_markdown_cell(md), cell]))
+    body = page[page.index(START):]
+    for kept in ("<h1>Notes", "<blockquote>", "<code>a &lt; b</code>", "<table>", "<td>1</td>",
+                 'href="https://jax.readthedocs.io"', "<b>bold</b>", "check_spy",
+                 "<th", "a &lt;hint&gt;", f"src=\"data:image/png;base64,{png}\"",
+                 "border-left:4px solid"):
+        assert kept in body, kept
+
+
+@pytest.mark.parametrize("value, kept", [
+    ("https://example.org/a.png", True), ("data:image/png;base64,AAAA", True),
+    ("data:text/html;base64,PHNjcmlwdD4=", False), ("data:image/svg+xml;base64,AAAA", False),
+])
+def test_an_image_may_be_inline_nothing_else_may(value, kept):
+    assert (f'src="{value}"' in html.clean(f'<img src="{value}">')) is kept
+    assert "href" not in html.clean(f'<a href="{value}">x</a>') or value.startswith("https")
