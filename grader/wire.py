@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import json
+import re
 import traceback
 from dataclasses import dataclass
 
@@ -127,3 +128,51 @@ def dumps(value) -> str:
 
 def loads(text: str):
     return unplain(json.loads(text))
+
+
+class TooLarge(ValueError):
+    """Data refused before it was decoded: too long, too deep or holding too many values."""
+
+
+# What JSON's structure is made of, and what a string holds that could hide it.
+_SPECIAL = re.compile(rb'[\[\]{}",\\]')
+_QUOTE, _BACKSLASH, _COMMA = ord('"'), ord("\\"), ord(",")
+
+
+def loads_bounded(data: bytes, max_bytes: int, max_depth: int, max_values: int):
+    """`loads`, for data from the student's side, within `bound`."""
+    bound(data, max_bytes, max_depth, max_values)
+    return loads(data)
+
+
+def bound(data: bytes, max_bytes: int, max_depth: int, max_values: int) -> None:
+    """Refuse (`TooLarge`) JSON ``data`` before a single object is built from it when it is
+    longer than ``max_bytes``, nests deeper than ``max_depth`` or holds more than ``max_values``
+    containers and elements, so decoding it costs at most a small multiple of ``max_bytes``.
+    One pass over its structural bytes, strings skipped."""
+    if len(data) > max_bytes:
+        raise TooLarge(f"{len(data)} bytes, more than {max_bytes}")
+    depth = values = 0
+    in_string, escaped = False, -1
+    for match in _SPECIAL.finditer(data):
+        at = match.start()
+        byte = data[at]
+        if at == escaped:
+            continue
+        if in_string:
+            if byte == _BACKSLASH:
+                escaped = at + 1                  # whatever follows is the string's
+            elif byte == _QUOTE:
+                in_string = False
+        elif byte == _QUOTE:
+            in_string = True
+        elif byte == _COMMA:
+            values += 1
+        elif byte in b"[{":
+            depth, values = depth + 1, values + 1
+            if depth > max_depth:
+                raise TooLarge(f"nested deeper than {max_depth}")
+        else:
+            depth -= 1
+        if values > max_values:
+            raise TooLarge(f"more than {max_values} values")

@@ -118,3 +118,21 @@ def test_keyboard_interrupt_is_not_the_students_failure():
         raise KeyboardInterrupt
     with pytest.raises(KeyboardInterrupt):
         wire.observe_safely(interrupted, (), None)
+
+
+# What comes from the student's side is measured before it is decoded (issue 22, item 6).
+@pytest.mark.parametrize("data, why", [
+    (b"[" * 41 + b"]" * 41, "nested deeper than 40"),
+    (b'{"a": [' + b"{}," * 600 + b"{}]}", "more than 1000 values"),
+    (b'"' + b"x" * 5000 + b'"', "more than 4096"),
+])
+def test_data_too_deep_many_or_long_is_refused_before_decoding(data, why):
+    with pytest.raises(wire.TooLarge, match=why):
+        wire.bound(data, 4096, 40, 1000)
+
+
+def test_structure_inside_strings_does_not_count():
+    text = json.dumps({"s": "[[[[{{{{,,,," * 100 + '\\"]]]"', "t": [1, 2]}).encode()
+    wire.bound(text, 1 << 20, 3, 10)
+    assert wire.loads_bounded(wire.dumps({"e": 'a "quoted" [x]'}).encode(), 1 << 10, 5, 20) == \
+        {"e": 'a "quoted" [x]'}

@@ -45,8 +45,9 @@ def table(outcomes, absent: int, seconds: float) -> list[str]:
 def graded_line(coursedir, assignment: str, student: str, text: str,
                 dates: str = "") -> tuple[str, str]:
     """(status, line) of a graded submission, as the export will say it: graded, late,
-    overridden, blank or needs manual grading, with the score and the reason (``dates``: what
-    to flag about its timestamp, `ReceivedTimes.note`)."""
+    overridden, blank or needs manual grading, with the score and the reason (for a graded one
+    too: an exercise the judge stopped for time, a notebook not submitted; ``dates``: what to flag
+    about its timestamp, `ReceivedTimes.note`)."""
     with Gradebook(coursedir.db_url, coursedir.course_id) as gb:
         try:
             row = graded_row(gb, assignment, student, gb.find_assignment(assignment).max_score,
@@ -55,7 +56,7 @@ def graded_line(coursedir, assignment: str, student: str, text: str,
             return GRADED, text
     earlier = " earlier, unchanged" if "unchanged" in text else ""
     return row.status, f"{row.status}{earlier} {row.score:g}/{row.max_score:g}" + (
-        f": {row.reason}" if row.reason and row.status != GRADED else "")
+        f": {row.reason}" if row.reason else "")
 
 
 @contextlib.contextmanager

@@ -38,7 +38,7 @@ class JudgeAhead(NbGraderPreprocessor):
             return nb, resources
         names = dict(resources.get("nbgrader", {}))
         template = judge.template(names)            # the gradebook is read here, not in a thread
-        budget = sandbox.Budget(judge.budget_seconds)
+        budget = sandbox.submission_budget(resources, judge.budget_seconds)
         future = _POOL.submit(judge.judge, copy.deepcopy(nb), names, template, budget)
         with _LOCK:
             _PENDING.add((future, budget))

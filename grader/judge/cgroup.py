@@ -8,7 +8,8 @@ Two layouts are handled: cgroup v2 (one hierarchy, ``/sys/fs/cgroup/cgroup.contr
 cgroup v1 (a ``memory``, a ``pids`` and a ``cpuacct`` hierarchy). Groups are made below the
 grading process's own cgroup, so they stay inside whatever limits the machine already puts on
 it. Where neither works (no permission, a v2 parent holding processes, no cgroup file system),
-`create` returns ``None`` and the sandbox falls back to rlimits (see ``sandbox.py``).
+`create` returns ``None`` and the sandbox falls back to rlimits (see ``sandbox.py``);
+`confinement` says which a box gets.
 """
 from __future__ import annotations
 
@@ -224,3 +225,29 @@ def available() -> bool:
     """Whether a group with limits can be made here (made, and removed again)."""
     group = Group.create(64, 16, prefix="inside-vmap-probe")
     return group is not None and group.remove()
+
+
+def confinement(cpu_s: int, memory_mb: int, tasks: int, fsize_mb: int, group,
+                boxed: bool) -> dict:
+    """What ``confine.apply`` sets in a box before it starts: the group to join and the
+    rlimits. With a group, memory is its business (RLIMIT_AS would count address space JAX
+    reserves and never touches); without, RLIMIT_AS is the best bound there is."""
+    rlimits = {"cpu": cpu_s, "fsize": fsize_mb * 2 ** 20, "nproc": tasks}
+    if group is None:
+        rlimits["as"] = memory_mb * 2 ** 20
+        if not boxed and os.getuid() != 0:   # outside a user namespace it counts all our tasks
+            rlimits["nproc"] = tasks + _own_tasks()
+    return {"rlimits": rlimits, "cgroup": group.procs_files() if group else []}
+
+
+def _own_tasks() -> int:
+    uid, count = str(os.getuid()), 0
+    for name in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{name}/status") as fh:
+                status = dict(line.split(":", 1) for line in fh if ":" in line)
+        except OSError:
+            continue
+        if status.get("Uid", "").split()[:1] == [uid]:
+            count += int(status.get("Threads", "1"))
+    return count

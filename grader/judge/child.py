@@ -1,33 +1,62 @@
-"""Runs in the sandbox, beside the student's code: execute the set-up and answer cells, observe the
-student's objects on the cases it is given, and write what it saw as plain data.
+"""Runs in the sandbox, beside the student's code: execute the set-up and answer cells, then
+observe the student's objects on the cases the trusted side sends, one at a time, and answer
+with what it saw as plain data.
 
 It holds only the lessons' kits (`grader.judge.kit_tree`): no expected value, reference, case
 generator or comparison is importable here, so nothing the student's code does here can look an
-answer up; at most it can forge observations, which the trusted process then compares with
-answers it computes itself. It also watches for JAX's own implementation of what an exercise
-asks being called straight from an answer cell (`tripwires`), and for the course's and JAX's
-modules changing under the observers (`tamper`), and reports both (the trusted process decides).
+answer up. No case is here while the cells run, nor any later case while one is observed: the
+trusted side sends a case only once the cells have run, every answer object is taken and the
+case before has been answered (`grader.judge.channel`, whose seal also tells the child's lines
+from any the student's code writes). It watches for JAX's own implementation of what an exercise
+asks being called on an answer's behalf (`tripwires`), and for the course's and JAX's modules
+changing under the observers (`tamper`), and reports each as it is seen; the trusted process
+decides.
 """
 from __future__ import annotations
 
 import importlib
-import json
 import os
 import sys
+import threading
 
 from .. import wire
-from . import tamper, tripwires
+from . import channel, tamper, tripwires
 
-MARKER = "@@inside-vmap-judge@@"
 ANSWER_FILE = "<answer cell {}>"
+ANSWER_FD = "INSIDE_VMAP_ANSWER_FD"
+CELLS = "cells"                     # the phase while the cells run
 
 
-def run_cells(cells, namespace) -> list[str]:
+class Reporter:
+    """What the child tells the trusted side, as it happens: every distinct call of a watched
+    function (with the phase and the cell running then), and what changed under the observers."""
+
+    def __init__(self, out: channel.Sealer):
+        self.out, self.phase, self.cell = out, None, None
+        self._sent, self._lock = set(), threading.Lock()
+
+    def hit(self, spec: str, direct: bool, own: bool) -> None:
+        key = (spec, self.phase, self.cell if self.phase == CELLS else None, direct, own)
+        with self._lock:
+            if key in self._sent:
+                return
+            self._sent.add(key)
+        self.out.send("hit", spec=key[0], phase=key[1], cell=key[2], direct=direct, own=own)
+
+    def enter(self, cell: str) -> None:
+        """A cell starts: the trusted side knows what runs should the child hang."""
+        self.cell = cell
+        self.out.send("cell", name=cell)
+
+
+def run_cells(cells, namespace, reporter=None) -> list[str]:
     """Execute code cells in order; a failing cell is reported, later cells still run."""
     errors = []
     for cell in cells:
         filename = (ANSWER_FILE if cell["kind"] == "answer" else "<set-up cell {}>").format(
             cell["name"])
+        if reporter is not None:
+            reporter.enter(cell["name"])
         try:
             exec(compile(cell["source"], filename, "exec"), namespace)
         except Exception as err:  # the student's cell failing is data for the verdict
@@ -46,52 +75,72 @@ def _resolve(path: str):
     return obj
 
 
-def observe(request) -> dict:
-    """Observe every requested exercise on its cases; returns plain data per grade id."""
+class Guard:
+    """What the course's modules, JAX's and the watch were before any cell ran; each check
+    reports what differs that it has not reported yet."""
+
+    def __init__(self, wires, out: channel.Sealer):
+        self.wires, self.out, self.before, self.seen = wires, out, tamper.take(), set()
+
+    def check(self) -> None:
+        found = set(tamper.changes(self.before, tamper.take()) + self.wires.broken())
+        new = sorted(found - self.seen)
+        if new:
+            self.seen |= found
+            self.out.send("tampered", what=new)
+
+
+def serve(request, inbox, out: channel.Sealer) -> None:
+    """The whole conversation: the cells, then each case the trusted side sends, until "end"."""
     exercises = request["exercises"]
     # Observers are found before any answer runs: rebinding a kit's names afterwards changes
     # nothing the child calls.
     observers = {gid: _resolve(job["observe"]) for gid, job in exercises.items()}
+    reporter = Reporter(out)
     wires = tripwires.install((spec for job in exercises.values() for spec in job["calls"]),
-                              ANSWER_FILE.partition("{")[0])
+                              ANSWER_FILE.partition("{")[0], reporter.hit)
     try:
-        return _observe_all(request, exercises, observers, wires, Guard(wires))
+        guard = Guard(wires, out)
+        reporter.phase = CELLS
+        namespace = {"__name__": "__main__"}
+        errors = run_cells(request["cells"], namespace, reporter)
+        reporter.phase = None
+        guard.check()                   # what the cells changed: every exercise is affected
+        # Every answer object is taken now, before the first case exists here.
+        answers = {gid: [namespace[n] for n in job["needs"]] for gid, job in exercises.items()
+                   if all(n in namespace for n in job["needs"])}
+        out.send("ready", cell_errors=errors, missing={
+            gid: [n for n in job["needs"] if n not in namespace]
+            for gid, job in exercises.items() if gid not in answers})
+        _converse(inbox, out, exercises, observers, answers, wires, guard, reporter)
     finally:
         wires.remove()
 
 
-class Guard:
-    """What the course's modules, JAX's and the watch were before any cell ran; an exercise
-    observed once anything differs (the first to see it, and every later one) is tampered."""
-
-    def __init__(self, wires):
-        self.wires, self.before, self.seen = wires, tamper.take(), []
-
-    def check(self) -> list[str]:
-        found = tamper.changes(self.before, tamper.take()) + self.wires.broken()
-        self.seen = sorted(set(self.seen) | set(found))
-        return self.seen
-
-
-def _observe_all(request, exercises, observers, wires, guard) -> dict:
-    namespace = {"__name__": "__main__"}
-    cell_errors = run_cells(request["cells"], namespace)
-    results = {}
-    for grade_id, job in exercises.items():
-        missing = [n for n in job["needs"] if n not in namespace]
-        if missing:
-            results[grade_id] = {"missing": missing}
+def _converse(inbox, out, exercises, observers, answers, wires, guard, reporter) -> None:
+    opened = None
+    while True:
+        message = inbox.next()
+        op, gid = message.get("op"), message.get("gid")
+        if op == "end":
+            out.send("bye")
+            return
+        job = exercises[gid]
+        if opened != gid:    # its first case: checked after the cells or the last close
+            opened = gid
+            reporter.phase = gid
+            for spec in {s for o in answers[gid] for s in wires.is_one(o, job["calls"])}:
+                reporter.hit(spec, True, False)
+        if op == "close":
+            guard.check()
+            reporter.phase = None
+            out.send("closed", gid=gid)
             continue
-        objs = [namespace[n] for n in job["needs"]]
-        tripped = {spec for o in objs for spec in wires.is_one(o, job["calls"])}
-        guard.check()
-        with wires.watching(job.get("strict", False)) as hits:
-            observed = [wire.observe_safely(observers[grade_id], objs, wire.unplain(case))
-                        for case in job["cases"]]
-            tripped |= hits & set(job["calls"])
-        results[grade_id] = {"observed": observed, "tripped": sorted(tripped),
-                             "tampered": guard.check()}
-    return {"cell_errors": cell_errors, "results": results}
+        case = wire.unplain(message["case"])
+        with wires.watching(job.get("strict", False)):
+            value = wire.observe_safely(observers[gid], answers[gid], case)
+        del case
+        out.send("obs", gid=gid, i=message["i"], v=wire.plain(value))
 
 
 def _forget_editable_installs() -> None:
@@ -104,15 +153,14 @@ def _forget_editable_installs() -> None:
 
 def main() -> None:
     _forget_editable_installs()
-    request = json.loads(sys.stdin.read())
+    key = channel.read_key(0)
+    inbox = channel.Inbox(0)
+    request = inbox.next()
     # The answer goes to its own pipe (sandbox's answer fd), apart from anything student code
     # prints, which goes nowhere: the judge grades behaviour, not output.
-    fd = os.environ.get("INSIDE_VMAP_ANSWER_FD")
-    answer_out = os.fdopen(int(fd), "w") if fd else sys.stdout
+    out = channel.Sealer(int(os.environ.get(ANSWER_FD, "1")), key)
     sys.stdout = open(os.devnull, "w")
-    answer = observe(request)
-    answer_out.write(MARKER + wire.dumps(answer) + "\n")
-    answer_out.flush()
+    serve(request, inbox, out)
 
 
 if __name__ == "__main__":

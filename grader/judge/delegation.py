@@ -14,57 +14,44 @@ import ast
 import re
 
 from ..exercise import Delegation
-
-# Calls that run code, or reach objects, by computed names or behind the code's back.
-HIDING_CALLS = frozenset({"exec", "eval", "compile", "__import__", "globals", "locals", "vars",
-                          "breakpoint", "setattr", "delattr", "attrgetter", "methodcaller",
-                          "resolve_name", "import_module", "setitem", "delitem",
-                          # a dotted path or attribute taken from a string at run time
-                          "locate", "get_field", "update_wrapper"})
-DYNAMIC_ATTRS = frozenset({"getattr"})
-HIDING_ATTRS = frozenset({
-    "__dict__", "__globals__", "__code__", "__closure__", "__builtins__", "__subclasses__",
-    "__mro__", "__bases__", "__getattribute__", "__setattr__", "__delattr__", "__wrapped__",
-    "__loader__", "__spec__", "__self__", "__func__", "f_globals", "f_locals", "f_back",
-    "gi_frame", "_getframe", "modules", "meta_path", "__getattr__", "__setitem__", "__delitem__",
-    # the originals behind a wrapper: its closure, defaults and constants, read as data
-    "cell_contents", "getclosurevars", "nonlocals", "__kwdefaults__", "__defaults__",
-    "co_consts", "getmembers"})
-# What watches calls: the judge's child watches an answer with these, which must stay its own.
-TRACING_ATTRS = frozenset({"monitoring", "settrace", "setprofile", "settrace_all_threads",
-                           "setprofile_all_threads", "gettrace", "getprofile", "_current_frames",
-                           "addaudithook", "call_tracing"})
-# A partial's parts, taken from a lookup (JAX's rule tables hold partials of its own rules).
-PARTIAL_ATTRS = frozenset({"func", "keywords"})
-# Methods that change the dict or list they are called on.
-MUTATORS = frozenset({"update", "setdefault", "pop", "popitem", "clear"})
-# What an exercise about reading modules may use to read them.
-READING_MODULES = frozenset({"vars", "__dict__"})
-HIDING_MODULES = frozenset({"importlib", "ctypes", "gc", "inspect", "marshal", "pickle",
-                            "builtins", "runpy", "code", "codeop", "dill", "cloudpickle",
-                            "pkgutil", "mock", "pydoc"})    # mock: changes code the answer does not own
-COURSE_PACKAGE = "grader"
-TOO_DEEP = "its code is nested too deeply to read (an expression or block thousands of levels deep)"
+from .vocabulary import (COURSE_PACKAGE, DYNAMIC_ATTRS, HIDING_ATTRS, HIDING_CALLS,
+                         HIDING_MODULES, MUTATORS, PARTIAL_ATTRS, READING_MODULES, TOO_DEEP,
+                         TRACING_ATTRS)
 
 
-def reasons(sources: list[str], rules: Delegation) -> list[str]:
-    """Why these answer cells need a human grader; empty when they read as honest code."""
+def reasons(sources: list[str], rules: Delegation, reached=()) -> list[str]:
+    """Why these answer cells need a human grader; empty when they read as honest code.
+    ``reached``: ``(cell name, source, statement indices)`` of other answer cells whose
+    statements this exercise's code can reach (`grader.judge.reach`): those statements are read
+    against this exercise's rules too, and a reason found there names the cell."""
     found: list[str] = []
     for source in sources:
-        try:
-            tree = ast.parse(source)
-        except (SyntaxError, ValueError):   # ValueError: a null byte, on Python 3.11
-            continue                      # it cannot run either; the judge reports that
-        except (RecursionError, MemoryError):   # the parser's own stack: too deep to parse
-            tree = None
-        try:
-            said = _Reader(rules, _owned_names(tree)).read(tree) if tree is not None else [TOO_DEEP]
-        except (RecursionError, MemoryError):   # an AST deeper than Python's recursion limit
-            said = [TOO_DEEP]
-        for reason in said:
+        for reason in _read(source, rules):
+            if reason not in found:
+                found.append(reason)
+    for cell, source, indices in reached:
+        for reason in _read(source, rules, indices):
+            reason = f"{reason} (in {cell}, whose code this answer uses)"
             if reason not in found:
                 found.append(reason)
     return found
+
+
+def _read(source: str, rules: Delegation, indices=None) -> list[str]:
+    """One cell read (only its top-level statements ``indices``, when given)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):   # ValueError: a null byte, on Python 3.11
+        return []                       # it cannot run either; the judge reports that
+    except (RecursionError, MemoryError):   # the parser's own stack: too deep to parse
+        return [TOO_DEEP]
+    try:
+        owned = _owned_names(tree)      # what the cell owns, from the whole cell
+        if indices is not None:
+            tree = ast.Module(body=[tree.body[i] for i in indices], type_ignores=[])
+        return _Reader(rules, owned).read(tree)
+    except (RecursionError, MemoryError):   # an AST deeper than Python's recursion limit
+        return [TOO_DEEP]
 
 
 def _owned_names(tree) -> set[str]:
@@ -78,6 +65,10 @@ def _owned_names(tree) -> set[str]:
             owned.add(node.id)
         elif isinstance(node, ast.arg):
             owned.add(node.arg)
+        elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
+            owned.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            owned.add(node.rest)
     imported = {(a.asname or a.name).split(".")[0] for n in ast.walk(tree)
                 if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
     owned -= imported

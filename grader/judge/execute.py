@@ -13,6 +13,9 @@ keeps that process small whatever the kernel sends:
   starts with an allow-listed environment (``kernel.py``);
 * what it adds to the submission's folder, or to its own socket folder, is counted while it
   runs and after (``quota.py``): past ``disk_mb`` it is stopped and what it added is removed.
+* it draws on the submission's one budget of time, shared with the judge's children
+  (``sandbox.submission_budget``): spent, it is stopped, the reason naming the exercise whose
+  cell was running ("timed out in spy: ..."). ``watchdog.py`` reads all of it every tick.
 
 A limit hit fails the submission with `KernelLimitExceeded`, whose message nbgrader logs and
 ``grader.instructor.autograde`` records as the reason; the rest of the batch is graded.
@@ -24,8 +27,6 @@ import os
 import shutil
 import signal
 import tempfile
-import threading
-import time
 
 from nbclient.util import run_sync
 from nbformat.v4 import new_output
@@ -33,9 +34,10 @@ from nbgrader.preprocessors import Execute
 from traitlets import Bool, Enum, Int, List, Unicode
 
 from . import cgroup, kernel, quota, sandbox, watch
-from .channels import BoundedKernelClient, BoundedKernelManager, size as message_size
+from .channels import BoundedKernelManager, size as message_size
+from .watchdog import Watchdog, exercise_of_cells
 
-MARK = "inside-vmap limit: "       # autograde.failure_reason finds the reason behind it
+MARK = "inside-vmap limit: "       # how the message starts in nbgrader's log; .reason is the reason
 _KEPT = {"stream", "display_data", "execute_result", "error", "update_display_data",
          "comm_open", "comm_msg"}
 
@@ -52,7 +54,9 @@ class BoundedExecute(Execute):
     cpu_seconds = Int(600, help="CPU seconds for the kernel and everything it starts, "
                                 "together where a cgroup counts them.").tag(config=True)
     wall_seconds = Int(1200, help="Wall-clock seconds for the whole notebook (each cell has "
-                                  "Execute.timeout as well).").tag(config=True)
+                                  "Execute.timeout as well). The submission's one budget, "
+                                  "JudgeExercises.budget_seconds for its kernel and its judge "
+                                  "together, may stop it first.").tag(config=True)
     max_tasks = Int(512, help="Processes and threads the kernel may run at once.").tag(config=True)
     disk_mb = Int(64, help="MiB the kernel may add to the submission's folder (writable only "
                            "unboxed) or to its socket folder, each (RLIMIT_FSIZE per file, and "
@@ -89,9 +93,11 @@ class BoundedExecute(Execute):
             if sandbox.cgroups() else None
         self._reason, self._group, self._exit_code, self._cut = None, group, None, False
         self._seen = {"all": 0, "kept": 0, "cell": None}
+        self._budget = sandbox.submission_budget(resources, self._budget_seconds())
+        self._exercises, self._where = exercise_of_cells(nb), ""
         self._sockets = []                # a folder per kernel started (nbgrader may retry)
         before = quota.snapshot(folder)
-        dog = _Watchdog(self, folder, before)
+        dog = Watchdog(self, folder, before)
         error = None
         try:
             dog.start()
@@ -112,6 +118,10 @@ class BoundedExecute(Execute):
         if error is not None:
             raise error
         return nb, resources
+
+    def _budget_seconds(self) -> float:
+        from .preprocessor import JudgeExercises   # the one setting of the submission's budget
+        return JudgeExercises(parent=self).budget_seconds
 
     def _spec(self) -> dict:
         boxed = self.sandbox != "none" and sandbox.available()
@@ -179,6 +189,7 @@ class BoundedExecute(Execute):
 
     # ---- output, as it arrives ----------------------------------------------------------
     def preprocess_cell(self, cell, resources, index):
+        self._where = self._exercises.get(index, f"cell {index + 1}")
         self._running = True             # a channel dropping the kernel now is its doing
         try:
             return super().preprocess_cell(cell, resources, index)
@@ -219,79 +230,3 @@ class BoundedExecute(Execute):
             cell.outputs.append(new_output("stream", name="stderr", text=(
                 f"[output cut off while grading: more than {self.cell_output_kb} KiB in this "
                 f"cell or {self.notebook_output_kb} KiB in the notebook]\n")))
-
-
-class _Watchdog(threading.Thread):
-    """Reads the kernel's CPU time, tasks, folder and clock every tick while cells run."""
-
-    def __init__(self, ex: BoundedExecute, folder: str, before: dict):
-        super().__init__(name="inside-vmap-kernel-watchdog", daemon=True)
-        self.ex, self.folder, self.before = ex, folder, before
-        self.done, self.process = threading.Event(), None
-
-    def run(self) -> None:
-        start = time.monotonic()
-        while not self.done.wait(watch.TICK_S):
-            reason = self.check(time.monotonic() - start)
-            if reason:
-                self.ex.stop(reason)
-
-    def check(self, elapsed: float) -> str | None:
-        ex, group = self.ex, self.ex._group
-        self.process = self.process or getattr(getattr(ex.km, "provisioner", None), "process",
-                                               None)
-        if elapsed > ex.wall_seconds:
-            return f"the grading kernel ran longer than {ex.wall_seconds} s"
-        if group is not None and group.cpu_seconds() > ex.cpu_seconds:
-            return f"the grading kernel used more than {ex.cpu_seconds} s of CPU time"
-        pid = ex.kernel_pid()
-        if (group.hit_task_limit() if group is not None else
-                pid and watch.tasks_in_tree(pid) > ex.max_tasks):
-            return f"the grading kernel started more than {ex.max_tasks} processes or threads"
-        if self._cut_off(pid):
-            return f"the grading kernel printed more than {ex.output_hard_mb} MiB at once"
-        return self.check_disk()
-
-    def _cut_off(self, pid: int | None) -> bool:
-        """A channel dropped a kernel that is still alive a moment later: ZeroMQ refused a
-        message too large. (A kernel that dies, or is interrupted to death, drops them too.)"""
-        kc = getattr(self.ex, "kc", None)
-        if self.ex._cut or not (getattr(self.ex, "_running", False) and
-                                isinstance(kc, BoundedKernelClient) and kc.cut_off()):
-            return False
-        time.sleep(0.1)
-        # Alive: the cut is the kernel's doing. (What it could not send then piles up in its
-        # memory: a kill for memory right after is the flood's, see _group_reason.)
-        self.ex._cut = watch.state(pid) not in (None, "Z", "X")
-        return self.ex._cut
-
-    def check_disk(self) -> str | None:
-        limit = self.ex.disk_mb * 2 ** 20
-        if quota.added(self.folder, self.before, limit) > limit:
-            return (f"the grading kernel wrote more than {self.ex.disk_mb} MiB into the "
-                    "submission's folder")
-        # Its socket folder is the host's too, and writable (the fifth red-team round filled the
-        # disk there): anything beside its sockets counts against the same limit.
-        for sockets in getattr(self.ex, "_sockets", ()):
-            try:
-                dev = os.stat(sockets).st_dev
-            except OSError:
-                continue
-            if quota.added(sockets, {}, limit) + quota.unlinked(self._pids(), dev) > limit:
-                return (f"the grading kernel wrote more than {self.ex.disk_mb} MiB into its "
-                        "socket folder")
-        return None
-
-    def _pids(self) -> list[int]:
-        group, pid = self.ex._group, self.ex.kernel_pid()
-        try:
-            return group.pids() if group is not None else list(watch._tree(pid) if pid else ())
-        except OSError:
-            return []
-
-    def finish(self) -> None:
-        self.done.set()
-        if self.is_alive():
-            self.join()
-        if self.process is not None:      # how the kernel ended (jupyter_client reaped it)
-            self.ex._exit_code = self.process.returncode

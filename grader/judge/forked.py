@@ -219,7 +219,7 @@ def close_all() -> None:
 
 
 def run(stdin: str, limits: sandbox.Limits, cache: sandbox.CompileCache | None,
-        budget: sandbox.Budget | None) -> sandbox.Outcome | None:
+        budget: sandbox.Budget | None, talk=None) -> sandbox.Outcome | None:
     """A judge child forked from this process's zygote, or ``None`` where there is none."""
     if cache is not None and cache.writable:     # the warm-up's writer: a box of its own
         return None
@@ -231,9 +231,12 @@ def run(stdin: str, limits: sandbox.Limits, cache: sandbox.CompileCache | None,
         if z is None:
             return None
         try:
-            outcome = sandbox.follow(_launcher(z, limits), b"G" + stdin.encode(), limits, budget)
+            outcome = sandbox.follow(_launcher(z, limits), b"G" + stdin.encode(), limits, budget,
+                                     talk=talk)
         except ZygoteFailed:
             z.close()
+            if talk is not None:
+                talk.reset()
             continue
         except BaseException:
             _give_back(key, z)
@@ -243,6 +246,8 @@ def run(stdin: str, limits: sandbox.Limits, cache: sandbox.CompileCache | None,
         if attempt == 0 and (outcome.failure or "").startswith(
                 f"exited with status {zygote.SETUP_FAILED}"):
             z.close()
+            if talk is not None:
+                talk.reset()
             continue
         _give_back(key, z)
         return outcome

@@ -14,7 +14,7 @@ from nbformat.v4 import new_output
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Bool, Enum, Float, Int, Unicode
 
-from . import runner, sandbox
+from . import decide, runner, sandbox
 
 
 _L = sandbox.Limits          # the one source of every judge child's default limit
@@ -35,9 +35,16 @@ class JudgeExercises(NbGraderPreprocessor):
                                        "past it the child is killed.").tag(config=True)
     tmpfs_mb = Int(_L.tmpfs_mb, help="MiB of each tmpfs of a judge child (/tmp, /dev/shm)."
                    ).tag(config=True)
-    budget_seconds = Float(sandbox.Budget.DEFAULT_S, help="Wall-clock seconds all the judge "
-                           "children of one notebook may take together (the first and every "
-                           "per-exercise retry).").tag(config=True)
+    budget_seconds = Float(sandbox.Budget.DEFAULT_S, help="Wall-clock seconds one submitted "
+                           "notebook may take from the start of its grading: its grading kernel "
+                           "and all its judge children (the first and every per-exercise "
+                           "retry) together, which run at the same time. Spent, the kernel is "
+                           "stopped (the submission fails: 'timed out in <exercise>') or the "
+                           "exercise being judged fails with 'timed out'.").tag(config=True)
+    case_kb = Int(_L.case_kb, help="KiB one case's observation may take on a judge child's "
+                                   "answer pipe (the largest honest one is a few KiB). Checked "
+                                   "as it arrives, before it is decoded: past it the child is "
+                                   "stopped and that exercise fails.").tag(config=True)
     verdict_kb = Int(16, help="KiB of the judge's message kept in each grade cell (a verdict "
                               "quotes what the answer returned; it is written after "
                               "LimitOutput).").tag(config=True)
@@ -63,7 +70,8 @@ class JudgeExercises(NbGraderPreprocessor):
             return nb, resources
         ahead = resources.get("inside_vmap", {}).pop("judging", None)   # ahead.JudgeAhead's
         template, verdicts = ahead.result() if ahead is not None else self.judge(
-            nb, resources.get("nbgrader", {}), self.template(resources.get("nbgrader", {})))
+            nb, resources.get("nbgrader", {}), self.template(resources.get("nbgrader", {})),
+            sandbox.submission_budget(resources, self.budget_seconds))
         for cell in nb.cells:
             grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
             if grade_id in verdicts:
@@ -73,6 +81,8 @@ class JudgeExercises(NbGraderPreprocessor):
                                               points=template.points[grade_id])
         resources.setdefault("inside_vmap", {})["verdicts"] = {
             g: r.to_dict() for g, r in verdicts.items()}
+        resources["inside_vmap"]["timed_out"] = sorted(
+            g for g, r in verdicts.items() if decide.ran_out_of_time(r))
         return nb, resources
 
     def judge(self, nb, names, template, budget=None):
@@ -102,7 +112,7 @@ class JudgeExercises(NbGraderPreprocessor):
 
     def limits(self) -> sandbox.Limits:
         return sandbox.Limits(self.timeout, self.cpu_seconds, self.memory_mb, self.max_tasks,
-                              self.output_mb, tmpfs_mb=self.tmpfs_mb)
+                              self.output_mb, tmpfs_mb=self.tmpfs_mb, case_kb=self.case_kb)
 
     def use_bwrap(self) -> bool:
         if self.sandbox == "none":
@@ -137,27 +147,33 @@ def _cut(text: str, cap: int) -> str:
 class FlagForManualGrading(NbGraderPreprocessor):
     """After ``SaveAutoGrades``: a grade cell the judge sent to manual grading gets no automatic
     score and is marked as needing a human in the gradebook (the formgrader lists it), with the
-    judge's reason as the automatic comment of the exercise's answer cell."""
+    judge's reason as the automatic comment of the exercise's answer cell. An exercise the judge
+    stopped for time keeps its score (none) and says so there too (``TIMED_OUT``), for the
+    export and ``make autograde``'s line."""
 
     PREFIX = "inside-vmap: needs manual grading: "
+    TIMED_OUT = "inside-vmap: timed out: "
 
     def preprocess(self, nb, resources):
-        verdicts = resources.get("inside_vmap", {}).get("verdicts", {})
-        flagged = {g: v["manual"] for g, v in verdicts.items() if v.get("manual")}
+        mine = resources.get("inside_vmap", {})
+        flagged = {g: v["manual"] for g, v in mine.get("verdicts", {}).items() if v.get("manual")}
+        notes = {g: self.PREFIX + str(reason)[:decide.MAX_REASON] for g, reason in flagged.items()}
+        notes.update({g: f"{self.TIMED_OUT}timed out in {g}" for g in mine.get("timed_out", ())
+                      if g not in flagged})
         names = resources.get("nbgrader", {})
-        if not flagged or not names.get("db_url"):
+        if not notes or not names.get("db_url"):
             return nb, resources
         from nbgrader.api import Gradebook, MissingEntry
         answers = _answer_before(nb)
         with Gradebook(names["db_url"]) as gb:
-            for grade_id, reason in flagged.items():
-                args = (names["notebook"], names["assignment"], names["student"])
+            args = (names["notebook"], names["assignment"], names["student"])
+            for grade_id in flagged:
                 grade = gb.find_grade(grade_id, *args)
                 grade.auto_score = None
                 grade.needs_manual_grade = True
+            for grade_id, note in notes.items():
                 try:
-                    comment = gb.find_comment(answers.get(grade_id, grade_id), *args)
-                    comment.auto_comment = self.PREFIX + str(reason)[:runner.MAX_REASON]
+                    gb.find_comment(answers.get(grade_id, grade_id), *args).auto_comment = note
                 except MissingEntry:
                     self.log.warning("No answer cell to comment on for %s", grade_id)
             gb.db.commit()

@@ -3,22 +3,24 @@
 Which cells count comes from a trusted `Template` (the gradebook's record of the released
 notebook, or the instructor's own notebook): set-up cells run as released, answers are the
 student's cells with a released answer id, graded exercises are the released grade cells. The
-trusted side reads every answer for delegation before anything runs, never calls the student's
-objects, and compares only plain data that came back. A child that dies is retried once per
-exercise with only that exercise's answer cells, so one killing answer costs only its exercise.
+trusted side reads every answer for delegation before anything runs (each exercise against its
+own cells and what it reaches of the others', `reach`), never calls the student's objects, and
+compares only plain data that came back (`session`, `decide`). What a run decided stands; an
+exercise it did not (the child died, hung or was stopped first) is judged again alone, with only
+the answer cells it runs, so one killing answer costs only its exercise.
 """
 from __future__ import annotations
 
-import ast
-import json
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from .. import lessons, wire
-from ..feedback import Finding, Result, result
-from . import child, delegation, elsewhere, sandbox, tamper
+from .. import lessons
+from ..feedback import Result
+from . import decide, delegation, elsewhere, reach, sandbox, session
+
+MAX_REASON = decide.MAX_REASON
 
 
 @dataclass(frozen=True)
@@ -64,9 +66,17 @@ def _meta(cell) -> dict:
 
 @dataclass(frozen=True)
 class Plan:
-    """The code cells the child runs, in notebook order, and which answers each exercise owns."""
+    """The code cells the child runs, in notebook order; which answer cells each exercise owns
+    (it runs them, and they are read in full: the cells before its grade cell, and those binding
+    a name it needs), and what it reaches of the other answer cells (`reach`: those statements
+    are read against its rules too, and JAX's calls while their cells run count as its)."""
     cells: tuple[dict, ...]                  # {"name", "kind": "setup"|"answer", "source"}
     owned: dict[str, tuple[str, ...]]        # grade id -> names of its answer cells
+    reached: dict[str, dict[str, list[int]]] = field(default_factory=dict)   # cell -> statements
+
+    def watched(self, gid) -> set[str]:
+        """The answer cells whose run counts as this exercise's (for the strict watch)."""
+        return set(self.owned[gid]) | set(self.reached.get(gid, {}))
 
     def cells_for(self, names) -> list[dict]:
         wanted = set(names)
@@ -76,8 +86,16 @@ class Plan:
 def plan(nb, template: Template, graded) -> Plan:
     """Set-up cells as released (prepended when the student deleted them), the student's answer
     cells where they stand; an answer belongs to the next grade cell after it, and also to any
-    exercise whose needed names it defines."""
-    cells, seen, owned, pending = [], set(), {}, []
+    exercise whose needed names it binds (in any form). A cell an exercise only reaches is read
+    against it but not run for it alone: a helper its answer needs belongs in its own cells."""
+    cells, before = _cells(nb, template, graded)
+    own, reached = _read_across(cells, before, graded)
+    return Plan(tuple(cells), own, reached)
+
+
+def _cells(nb, template: Template, graded) -> tuple[list[dict], dict]:
+    """The cells the child runs, and each grade cell's answer cells above it."""
+    cells, seen, before, pending = [], set(), {}, []
     for cell in nb["cells"]:
         name = _meta(cell).get("grade_id")
         if name in seen:
@@ -88,119 +106,45 @@ def plan(nb, template: Template, graded) -> Plan:
             cells.append({"name": name, "kind": "answer", "source": cell["source"]})
             pending.append(name)
         elif name in graded:
-            owned[name], pending = tuple(pending), []
+            before[name], pending = tuple(pending), []
         else:
             continue
         seen.add(name)
     missing = [{"name": n, "kind": "setup", "source": s} for n, s in template.setup.items()
                if n not in seen]
-    cells = missing + cells
+    return missing + cells, before
+
+
+def _read_across(cells, before, graded) -> tuple[dict, dict]:
+    """Each exercise's own cells (those above its grade cell and those binding a name it
+    needs) and what it reaches of the other answer cells (`reach`)."""
     known = lessons.exercises()
+    facts = {c["name"]: reach.statements(c["source"]) for c in cells if c["kind"] == "answer"}
+    readable = {n: f for n, f in facts.items() if f is not None}
+    defines = {n: {b for s in f for b in s.bound} for n, f in readable.items()}
+    own, reached = {}, {}
     for gid in graded:
         needs = set(known[gid].needs)
-        extra = tuple(c["name"] for c in cells if c["kind"] == "answer"
-                      and _defines(c["source"]) & needs and c["name"] not in owned.get(gid, ()))
-        owned[gid] = owned.get(gid, ()) + extra
-    return Plan(tuple(cells), owned)
+        extra = tuple(n for n in facts if defines.get(n, set()) & needs
+                      and n not in before.get(gid, ()))
+        own[gid] = before.get(gid, ()) + extra
+        others = {n: f for n, f in readable.items() if n not in own[gid]}
+        reached[gid] = reach.reach([readable.get(n, []) for n in own[gid]], others, needs)
+    return own, reached
 
 
 def _defines(source: str) -> set[str]:
-    """Top-level names an answer cell defines (def, class, assignment); empty if it won't parse.
-    A cell too deep for the parser costs only the exercises that own it (the reading sends
-    those to a human), never the notebook."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):  # ValueError: a null byte
-        return set()
-    names = set()
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(node.name)
-        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            names |= {t.id for t in targets if isinstance(t, ast.Name)}
-    return names
+    """Top-level names an answer cell binds, in every form Python binds them (`reach.bound`);
+    empty if it won't parse. A cell too deep for the parser costs only the exercises that own
+    it (the reading sends those to a human), never the notebook."""
+    return {n for s in reach.statements(source) or () for n in s.bound} - {reach.ANY}
 
 
-def _observer_path(fn) -> str:
-    return f"{fn.__module__}:{fn.__qualname__}"
-
-
-def _request(cells, jobs) -> str:
-    known = lessons.exercises()
-    return json.dumps({"cells": list(cells), "exercises": {
-        gid: {"observe": _observer_path(known[gid].observe), "needs": list(known[gid].needs),
-              "calls": list(known[gid].delegation.calls),
-              "strict": known[gid].delegation.strict,
-              "cases": [wire.plain(c) for c in cases]}
-        for gid, cases in jobs.items()}})
-
-
-# The most lists and dicts an answer line may hold: the largest honest answer (every exercise of
-# a notebook, every case) holds a few ten thousand; parsing millions of them would cost the
-# trusted process gigabytes for a line within the byte cap.
-MAX_CONTAINERS = 200_000
-# The longest reason a verdict gives for manual grading (it reaches the gradebook and the export).
-MAX_REASON = 600
-
-
-def _parse(outcome) -> dict | None:
-    """The child's answer line. Student code can forge one; it can only forge observations,
-    which are then compared with expectations computed here. A line that cannot be read counts
-    as no answer, so the exercises are judged again one by one, and only the one whose answer
-    wrote it loses."""
-    for line in reversed(outcome.answer.splitlines()):
-        if line.startswith(child.MARKER):
-            if line.count("[") + line.count("{") > MAX_CONTAINERS:
-                return None                   # no honest answer nests this much: not read
-            try:
-                answer = wire.loads(line[len(child.MARKER):])
-            except (ValueError, TypeError, RecursionError):
-                return None
-            return answer if isinstance(answer, dict) else None
-    return None
-
-
-def _failed(name: str, reason: str) -> Result:
-    return result(name, 1, [Finding("running your answer in the judge", "it finishes normally",
-                                    reason, "The judge re-runs your answer cells in a fresh "
-                                    "process; make them run top to bottom without the rest "
-                                    "of the notebook.")])
-
-
-def _entry(parsed, gid) -> dict:
-    """This exercise's part of the child's answer, as plain data; anything malformed is nothing."""
-    try:
-        entry = parsed["results"][gid]
-    except (KeyError, TypeError):
-        return {"observed": []}
-    if not isinstance(entry, dict) or not isinstance(entry.get("observed", entry.get("missing")),
-                                                     list):
-        return {"observed": []}
-    return entry
-
-
-def _verdict(exercise, cases, entry) -> Result:
-    if "missing" in entry:
-        return result(exercise.name, 1, [Finding(
-            "your answer cells", f"they define {', '.join(map(str, entry['missing']))}",
-            "not defined",
-            "Keep the names given in the exercise; only code in answer cells is graded.")])
-    # The child saw the course's code, JAX's tables or its own watch changed by the student's
-    # code: nothing it observed after that can be trusted, so a human looks.
-    tampered = tamper.reason(entry.get("tampered"))
-    if tampered:
-        return result(exercise.name, len(cases), [], manual=tampered)
-    # Only the calls this exercise watches can have been seen: anything else came from the
-    # student's side of the pipe, and is not read (nor copied into the gradebook).
-    tripped = entry.get("tripped")
-    seen = sorted({t for t in tripped if isinstance(t, str)} & set(exercise.delegation.calls)) \
-        if isinstance(tripped, list) else []
-    if seen:
-        return result(exercise.name, len(cases), [], manual=(
-            f"it calls {', '.join(s.replace(':', '.') for s in seen)} itself, the implementation "
-            f"this exercise asks you to write"))
-    return exercise.verdict(cases, entry["observed"])
+def _job(exercise) -> dict:
+    """What the child needs to observe an exercise (its cases come one at a time, later)."""
+    fn = exercise.observe
+    return {"observe": f"{fn.__module__}:{fn.__qualname__}", "needs": list(exercise.needs),
+            "calls": list(exercise.delegation.calls), "strict": exercise.delegation.strict}
 
 
 def case_key(assignment: str, notebook: str) -> str:
@@ -233,33 +177,78 @@ def judge(nb, limits=sandbox.Limits(), use_bwrap=None, rng=None,
     cases = {gid: known[gid].cases(rng, True) for gid in sorted(graded)}
     the_plan = plan(nb, template, graded)
     sources = {c["name"]: c["source"] for c in the_plan.cells if c["kind"] == "answer"}
-    flags = {gid: delegation.reasons([sources[n] for n in the_plan.owned[gid]],
-                                     known[gid].delegation) for gid in graded}
+    flags = {gid: delegation.reasons(
+        [sources[n] for n in the_plan.owned[gid]], known[gid].delegation,
+        [(n, sources[n], idx) for n, idx in the_plan.reached[gid].items()]) for gid in graded}
     if use_bwrap is None:
         use_bwrap = sandbox.available()
-    budget = budget or sandbox.Budget()
-
-    def attempt(gids, cells):
-        out = sandbox.run("grader.judge.child", _request(cells, {g: cases[g] for g in gids}),
-                          limits, use_bwrap, cache, budget, forked)
-        return out, (_parse(out) if out.failure is None else None)
-
+    runs = _Runs(the_plan, cases, limits, (use_bwrap, cache, budget or sandbox.Budget(), forked))
     # What the reading sent to a human is not run: nothing the child did could change that.
-    verdicts = {g: result(known[g].name, len(cases[g]), [],
-                          manual="; ".join(flags[g])[:MAX_REASON])
+    verdicts = {g: decide.manual(known[g], cases[g], "; ".join(flags[g]))
                 for g in graded if flags[g]}
     observed = [g for g in graded if not flags[g]]
-    if not observed:
-        return verdicts
-    every = [n for g in observed for n in the_plan.owned[g]]
-    out, parsed = attempt(observed, the_plan.cells_for(every))
-    run = {c["name"] for c in the_plan.cells}
-    if parsed is not None:
-        verdicts.update({g: _verdict(known[g], cases[g], _entry(parsed, g)) for g in observed})
-        return elsewhere.explain(verdicts, nb, run, _defines)
-    for gid in observed:                     # isolate the exercise that brought the child down
-        ex = known[gid]
-        one, parsed_one = attempt([gid], the_plan.cells_for(the_plan.owned[gid]))
-        verdicts[gid] = (_verdict(ex, cases[gid], _entry(parsed_one, gid)) if parsed_one else
-                         _failed(ex.name, one.failure or "the judge's child gave no answer"))
+    if observed:
+        verdicts.update(runs.judge(observed))
+    run = {c["name"] for c in the_plan.cells}        # a helper outside them is not defined there
     return elsewhere.explain({g: verdicts[g] for g in graded}, nb, run, _defines)
+
+
+class _Runs:
+    """The judge's children for one notebook: one run for the exercises, and when it ends before
+    deciding them all, runs again for those it did not decide."""
+
+    def __init__(self, the_plan: Plan, cases, limits: sandbox.Limits, how: tuple):
+        self.plan, self.cases, self.limits, self.how = the_plan, cases, limits, how
+        self.known = lessons.exercises()
+
+    def attempt(self, gids):
+        """One child for ``gids``: its outcome, the session, and what it decided of each."""
+        known, cases = self.known, self.cases
+        cells = self.plan.cells_for([n for g in gids for n in self.plan.owned[g]])
+        talk = session.Session(cells, {g: (_job(known[g]), cases[g]) for g in gids},
+                               lambda g, seen: known[g].verdict(cases[g], seen),
+                               self.limits.case_kb * 2 ** 10)
+        use_bwrap, cache, budget, forked = self.how
+        out = sandbox.run("grader.judge.child", "", self.limits, use_bwrap, cache, budget,
+                          forked, talk)
+        return out, talk, {g: decide.settle(known[g], cases[g], talk, self.plan.watched(g))
+                           for g in gids}
+
+    def judge(self, gids) -> dict[str, Result]:
+        out, talk, settled = self.attempt(gids)
+        done = {g: r for g, r in settled.items() if r is not None}
+        left = [g for g in gids if g not in done]
+        if not left:
+            return done
+        blamed, known = self._blamed(talk, left)
+        # It timed out while one case, or one cell, had most of its time: that answer's own
+        # doing, and it would take as long again alone (an endless loop costs one child's time).
+        hung = known and (out.failure or "").startswith("timed out") and \
+            talk.stuck(self.limits.wall_s / 2) is not None
+        for gid in blamed:
+            done[gid] = decide.failed(self.known[gid].name, out.failure) if hung else \
+                self._alone(gid)
+        rest = [g for g in left if g not in blamed]
+        if rest:                  # what had not run yet, or ran and was cut short: together
+            done.update(self.judge(rest))
+        return done
+
+    def _blamed(self, talk, left) -> tuple[list[str], bool]:
+        """The exercises that were running when the run ended (the trusted side's account):
+        the one being observed, or those running the cell that was, and True; else all, and
+        False (nothing to go by)."""
+        running = talk.running
+        if running and running[0] == "case" and running[1] in left:
+            return [running[1]], True
+        if running and running[0] == "cell":
+            owners = [g for g in left if running[1] in self.plan.owned[g]]
+            if owners:
+                return owners, True
+        return list(left), False
+
+    def _alone(self, gid) -> Result:
+        """Judged again alone, so that an answer that brought the child down costs only its
+        own exercise."""
+        one, _, settled = self.attempt([gid])
+        return settled[gid] or decide.failed(
+            self.known[gid].name, one.failure or "the judge's child ended before answering")

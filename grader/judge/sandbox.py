@@ -23,11 +23,12 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
-import time
 import warnings
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from . import cgroup, confine, kit_tree, seccomp, watch
+from .budget import Budget, submission_budget  # noqa: F401  (the box's callers' one import)
+from .cgroup import confinement
 
 GRADER_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -48,45 +49,9 @@ class Limits:
     memory_mb: int = 4096        # MiB, all processes and tmpfs together (else per process)
     tasks: int = 512             # processes and threads (JAX alone starts a few per core)
     output_mb: int = 8           # MiB it may print to stdout and stderr together
-    answer_mb: int = 64          # MiB of answer (the observations, as JSON)
+    answer_mb: int = 64          # MiB of answer in all (every line on its answer pipe)
     tmpfs_mb: int = 64           # size of each of its tmpfs (/tmp, /dev/shm)
-
-
-class Budget:
-    """Wall-clock seconds all the judge children of one submission may take together: the
-    first child and every per-exercise retry after it. Spent, the rest are not started.
-    Cancelled (the submission failed while its judge ran ahead, see ``ahead.py``), the child
-    running is killed and no other starts."""
-
-    DEFAULT_S = 300.0
-
-    def __init__(self, seconds: float = DEFAULT_S):
-        self.seconds, self.used = float(seconds), 0.0
-        self.cancelled, self._stop = False, None
-
-    def left(self) -> float:
-        return 0.0 if self.cancelled else self.seconds - self.used
-
-    def cancel(self) -> None:
-        self.cancelled = True
-        stop = self._stop
-        if stop is not None:
-            stop()
-
-    def running(self, stop) -> None:
-        """``stop`` kills the child now running (``None``: none runs); called by `run_argv`."""
-        self._stop = stop
-        if stop is not None and self.cancelled:   # cancelled while it was being started
-            stop()
-
-    def cap(self, limits: Limits) -> Limits:
-        return replace(limits, wall_s=min(limits.wall_s, max(self.left(), 0.0)))
-
-    def charge(self, seconds: float) -> None:
-        self.used += seconds
-
-    def spent(self) -> str:
-        return f"the judge's time for this submission ({self.seconds:.0f} s) ran out"
+    case_kb: int = 1024          # KiB of one line of answer: one case's observation (moments_rule's honest ones reach ~110)
 
 
 @dataclass(frozen=True)
@@ -204,32 +169,6 @@ def mechanism() -> str:
             "count of each box's process tree; no cgroup can be made here")
 
 
-def confinement(cpu_s: int, memory_mb: int, tasks: int, fsize_mb: int, group,
-                boxed: bool) -> dict:
-    """What ``confine.apply`` sets in a box before it starts: the group to join and the
-    rlimits. With a group, memory is its business (RLIMIT_AS would count address space JAX
-    reserves and never touches); without, RLIMIT_AS is the best bound there is."""
-    rlimits = {"cpu": cpu_s, "fsize": fsize_mb * 2 ** 20, "nproc": tasks}
-    if group is None:
-        rlimits["as"] = memory_mb * 2 ** 20
-        if not boxed and os.getuid() != 0:   # outside a user namespace it counts all our tasks
-            rlimits["nproc"] = tasks + _own_tasks()
-    return {"rlimits": rlimits, "cgroup": group.procs_files() if group else []}
-
-
-def _own_tasks() -> int:
-    uid, count = str(os.getuid()), 0
-    for name in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open(f"/proc/{name}/status") as fh:
-                status = dict(line.split(":", 1) for line in fh if ":" in line)
-        except OSError:
-            continue
-        if status.get("Uid", "").split()[:1] == [uid]:
-            count += int(status.get("Threads", "1"))
-    return count
-
-
 def _launched(cmd: list[str], spec: dict) -> list[str]:
     # Run as a file, isolated (-I: no PYTHON* variables, no script folder on the path), so it
     # finds nothing of the course whatever the current folder and the child's PYTHONPATH.
@@ -252,23 +191,25 @@ def child_env(cache: CompileCache | None = None) -> dict:
 
 def run(module: str, stdin: str, limits: Limits = Limits(), use_bwrap: bool | None = None,
         cache: CompileCache | None = None, budget: Budget | None = None,
-        forked: bool = True) -> Outcome:
-    """Run ``python -m module`` in the box with ``stdin``; never raises for the child's faults.
+        forked: bool = True, talk=None) -> Outcome:
+    """Run ``python -m module`` in the box with ``stdin`` (then, with a ``talk``, the
+    conversation it holds, see ``watch.Follow``); never raises for the child's faults.
     The judge's child is forked from a zygote (``forked.py``) where one works, unless
     ``forked`` is false; the box and the limits are the same either way."""
     if use_bwrap is None:
         use_bwrap = available()
     if forked and use_bwrap and module == "grader.judge.child":
         from . import forked as zygotes
-        outcome = zygotes.run(stdin, limits, cache, budget)
+        outcome = zygotes.run(stdin, limits, cache, budget, talk)
         if outcome is not None:
             return outcome
-    return run_argv([sys.executable, "-m", module], stdin, limits, use_bwrap, cache, budget)
+    return run_argv([sys.executable, "-m", module], stdin, limits, use_bwrap, cache, budget,
+                    talk)
 
 
 def run_argv(argv: list[str], stdin: str, limits: Limits = Limits(),
              use_bwrap: bool | None = None, cache: CompileCache | None = None,
-             budget: Budget | None = None) -> Outcome:
+             budget: Budget | None = None, talk=None) -> Outcome:
     """Run ``argv`` in the box, as `run` does (its answer pipe is ``$INSIDE_VMAP_ANSWER_FD``)."""
     if use_bwrap is None:
         use_bwrap = available()
@@ -295,14 +236,15 @@ def run_argv(argv: list[str], stdin: str, limits: Limits = Limits(),
                 os.close(filt)
         return proc, answer_r
 
-    return follow(launch, stdin.encode(), limits, budget, use_bwrap)
+    return follow(launch, stdin.encode(), limits, budget, use_bwrap, talk)
 
 
 def follow(launch, stdin: bytes, limits: Limits, budget: Budget | None,
-           boxed: bool = True) -> Outcome:
+           boxed: bool = True, talk=None) -> Outcome:
     """Start a child with ``launch(group, confinement)`` -> ``(process, answer fd)``, feed it
-    ``stdin`` and follow it to its end within ``limits`` and ``budget``, in its own cgroup
-    where there are cgroups. (``launch`` may raise; the group is removed all the same.)"""
+    ``stdin`` (and hold ``talk``'s conversation) and follow it to its end within ``limits`` and
+    ``budget``, in its own cgroup where there are cgroups. (``launch`` may raise; the group is
+    removed all the same.)"""
     wanted = limits
     if budget is not None:
         if budget.left() <= 0:
@@ -311,12 +253,12 @@ def follow(launch, stdin: bytes, limits: Limits, budget: Budget | None,
     group = cgroup.Group.create(limits.memory_mb, limits.tasks) if cgroups() else None
     spec = confinement(limits.cpu_s, limits.memory_mb, limits.tasks, limits.tmpfs_mb, group,
                        boxed)
-    start, proc = time.monotonic(), None
+    proc = None
     try:
         proc, answer_r = launch(group, spec)
         if budget is not None:
             budget.running(lambda: _stop(proc, group))
-        ended = watch.Follow(proc, stdin, answer_r, limits, group).run()
+        ended = watch.Follow(proc, stdin, answer_r, limits, group, talk).run()
     finally:
         if budget is not None:
             budget.running(None)
@@ -324,8 +266,6 @@ def follow(launch, stdin: bytes, limits: Limits, budget: Budget | None,
             proc.release()
         if group is not None and not group.remove():
             warnings.warn(f"could not remove the judge's cgroup {group.dirs}", stacklevel=2)
-        if budget is not None:
-            budget.charge(time.monotonic() - start)
     if budget is not None and budget.cancelled:
         return Outcome(ended.answer, "cancelled: the submission failed meanwhile")
     if limits.wall_s < wanted.wall_s and (ended.failure or "").startswith("timed out"):

@@ -3,16 +3,26 @@
 On Python 3.12+ the functions' code objects are watched with `sys.monitoring`: any route that
 runs one (a wrapper read out of a rule table's `functools.partial`, a name assembled at run time)
 starts its code and is seen, and there is no wrapper to read the original out of. The monitor can
-be switched off from student code, so `intact` says whether it still stands. On 3.11, which has no
-`sys.monitoring`, the functions are replaced by wrappers (a closure can hand out the original
+be switched off from student code, so `broken` says whether it still stands. On 3.11, which has
+no `sys.monitoring`, the functions are replaced by wrappers (a closure can hand out the original
 there: the reading of the answer is the first line on that release).
+
+Every call is told to ``sink(spec, direct, own)`` as it happens (the child reports it at once):
+``direct`` when an answer made it, through whatever stands between (plain Python, or JAX code
+that only passes a function on, as ``traceback_util.api_boundary`` does); not when JAX's own code
+made it, by the function's name or out of a rule table (vmap batching a primitive with its rule,
+moving an axis with matchaxis). ``own``: a rule maker (its first parameter is ``prim``, in JAX's
+source on every release) run on a primitive that JAX's own tables do not give it, such as the
+exercise's primitive: whoever called it, the answer handed that primitive to JAX's rule maker.
 """
 from __future__ import annotations
 
 import contextlib
 import importlib
-import os
 import sys
+
+from . import callers
+from .callers import chain
 
 NAME = "inside-vmap-judge"
 _frame = sys._getframe                         # (held: an answer can rebind sys's names)
@@ -27,34 +37,9 @@ if _MON is not None:
     _set_events = _MON.set_events
 
 
-MAX_FRAMES = 64
-
-
-def _owners() -> tuple[str, ...]:
-    """The folders of JAX's and the course's code: frames there call JAX on their own account."""
-    found = []
-    for name in ("jax", "jaxlib", "grader"):
-        module = sys.modules.get(name)
-        path = getattr(module, "__file__", None)
-        if path:
-            for folder in {os.path.dirname(path), os.path.dirname(os.path.realpath(path))}:
-                found.append(folder + os.sep)
-    return tuple(found)
-
-
 def target(spec: str):
     module, _, attr = spec.partition(":")
     return importlib.import_module(module), attr
-
-
-def chain(obj) -> list:
-    """``obj`` and what it wraps: partials' ``func``, methods' ``__func__``, ``__wrapped__``."""
-    out = []
-    while obj is not None and len(out) < 8:
-        out.append(obj)
-        obj = (getattr(obj, "func", None) or getattr(obj, "__func__", None) or
-               getattr(obj, "__wrapped__", None))
-    return out
 
 
 def _resolved(specs) -> dict:
@@ -69,19 +54,23 @@ def _resolved(specs) -> dict:
 
 
 class _Watch:
-    """What both kinds share: the hits of one observation, and ``is_one``."""
+    """What both kinds share: the hits of one observation, the walk and ``is_one``."""
 
-    def __init__(self, specs, answer_prefix: str):
+    def __init__(self, specs, answer_prefix: str, sink=None):
         self.originals = _resolved(specs)
         self.prefix, self.hits, self.strict = answer_prefix, set(), False
-        self.owners = _owners()
+        self.sink = sink
+        self.owners = callers.owners()
         self.codes = {}                        # code object -> spec
         self.skip = set()                      # code of wrappers around a watched function
+        self.names = {}                        # spec -> what JAX's own code calls it by
         for spec, original in self.originals.items():
             codes = [c for c in (getattr(f, "__code__", None) for f in chain(original)) if c]
             if codes:
                 self.codes[codes[-1]] = spec   # the innermost: what every route ends up running
                 self.skip.update(codes[:-1])
+            self.names[spec] = frozenset({target(spec)[1]} | callers.table_names())
+        self._calls_by_name: dict = {}         # (code, spec) -> whether it names the function
 
     def is_one(self, obj, specs) -> list[str]:
         """The specs ``obj`` is (or wraps, through partials, methods and ``__wrapped__``)."""
@@ -98,25 +87,45 @@ class _Watch:
     def _face(self, spec):
         return self.originals[spec]
 
-    def _note(self, spec, caller) -> None:
-        if self.strict or self._from_answer(caller):
+    def _note(self, spec, caller, prim=None) -> None:
+        direct = self._from_answer(caller, spec)
+        own = prim is not None and self._not_jaxs(spec, prim)
+        if self.strict or direct or own:
             self.hits.add(spec)
+        if self.sink is not None:
+            self.sink(spec, direct, own)
 
-    def _from_answer(self, frame) -> bool:
-        """Whether an answer cell made this call, through whatever plain Python stands between
-        (a ``functools.singledispatch`` or ``partial`` wrapper, ``map``): the frames are walked up
-        to the first that is an answer cell's (its call) or JAX's or the course's own (JAX
-        batching the answer's function, say: not its call)."""
-        for _ in range(MAX_FRAMES):
-            if frame is None:
-                return False
-            name = frame.f_code.co_filename
+    def _from_answer(self, frame, spec) -> bool:
+        """Whether an answer cell made this call, through whatever stands between: plain Python
+        (a ``functools.singledispatch`` or ``partial`` wrapper, ``map``) and the frames of JAX
+        or the course that only pass a function on. The walk stops, not the answer's, at the
+        first frame of JAX or the course whose code calls the function by its name or out of a
+        rule table (JAX batching a primitive, moving an axis)."""
+        while frame is not None:
+            code = frame.f_code
+            name = code.co_filename
             if name.startswith(self.prefix):
                 return True
-            if frame.f_code not in self.skip and name.startswith(self.owners):
+            if code not in self.skip and name.startswith(self.owners) and \
+                    self._calls_it(code, spec):
                 return False
             frame = frame.f_back
         return False
+
+    def _calls_it(self, code, spec) -> bool:
+        key = (code, spec)
+        found = self._calls_by_name.get(key)
+        if found is None:
+            found = self._calls_by_name[key] = bool(self.names[spec] & set(code.co_names))
+        return found
+
+    def _not_jaxs(self, spec, prim) -> bool:
+        return callers.not_jaxs(prim, lambda f: self.codes.get(getattr(f, "__code__", None))
+                                == spec)
+
+    def takes_primitive(self, spec) -> bool:
+        code = next((c for c, s in self.codes.items() if s == spec), None)
+        return code is not None and code.co_argcount > 0 and code.co_varnames[0] == callers.RULE_ARG
 
     @contextlib.contextmanager
     def watching(self, strict: bool = False):
@@ -131,8 +140,9 @@ class _Watch:
 class Monitor(_Watch):
     """Python 3.12+: a `sys.monitoring` tool of our own, PY_START on each watched code object."""
 
-    def __init__(self, specs, answer_prefix: str):
-        super().__init__(specs, answer_prefix)
+    def __init__(self, specs, answer_prefix: str, sink=None):
+        super().__init__(specs, answer_prefix, sink)
+        self.takes = {c for c, s in self.codes.items() if self.takes_primitive(s)}
         self.tool = next(t for t in (4, 3, 2, 1, 0, 5) if _get_tool(t) is None)
         _use(self.tool, NAME)
         self._callback = self._started
@@ -143,11 +153,15 @@ class Monitor(_Watch):
     def _started(self, code, offset):
         spec = self.codes.get(code)
         if spec is not None:
-            self._note(spec, _frame(1).f_back)   # frame 1 is the started function's
+            started = _frame(1)                  # the started function's frame
+            prim = callers.first_arg(started, code) if code in self.takes else None
+            self._note(spec, started.f_back, prim)
         elif self.strict:
             spec = self._copy_of(code)
-            if spec is not None:
+            if spec is not None:                 # JAX never runs a copy: the answer's call
                 self.hits.add(spec)
+                if self.sink is not None:
+                    self.sink(spec, True, False)
 
     def _copy_of(self, code):
         """The spec whose code ``code`` copies (same bytecode; names, lines and file may differ:
@@ -197,16 +211,19 @@ class Monitor(_Watch):
 class Wrappers(_Watch):
     """Python 3.11: each watched function replaced by a wrapper that notes its caller."""
 
-    def __init__(self, specs, answer_prefix: str):
-        super().__init__(specs, answer_prefix)
+    def __init__(self, specs, answer_prefix: str, sink=None):
+        super().__init__(specs, answer_prefix, sink)
         self.wrappers = {spec: self._wrap(spec, f) for spec, f in self.originals.items()}
         for spec, wrapper in self.wrappers.items():
             module, attr = target(spec)
             setattr(module, attr, wrapper)
 
     def _wrap(self, spec, original):
+        takes = self.takes_primitive(spec)
+
         def watched(*args, **kwargs):
-            self._note(spec, _frame(1))
+            prim = (args[0] if args else kwargs.get(callers.RULE_ARG)) if takes else None
+            self._note(spec, _frame(1), prim)
             return original(*args, **kwargs)
         watched.__name__ = getattr(original, "__name__", "watched")
         return watched
@@ -226,5 +243,6 @@ class Wrappers(_Watch):
             setattr(module, attr, original)
 
 
-def install(specs, answer_prefix: str) -> _Watch:
-    return (Monitor if _MON is not None else Wrappers)(specs, answer_prefix)
+def install(specs, answer_prefix: str, sink=None) -> _Watch:
+    """Watch the JAX functions ``specs`` (``module:attribute``); every call goes to ``sink``."""
+    return (Monitor if _MON is not None else Wrappers)(specs, answer_prefix, sink)

@@ -3,7 +3,10 @@ its wall-clock, CPU or task limit, whichever comes first.
 
 The trusted process never holds more than the caps: whatever a child prints past
 ``Limits.output_mb`` is the reason it is killed, not data kept. Its answer arrives on a pipe of
-its own (never mixed with what student code prints) and is capped too.
+its own (never mixed with what student code prints) and is capped too. With a ``talk`` (the
+judge's `session.Session`), the answer is a conversation: each line is handed over as it
+arrives, at most ``talk.frame_bytes`` of one line is held, and what the talk answers is written
+to the child's stdin, which stays open until the child ends.
 """
 from __future__ import annotations
 
@@ -82,10 +85,11 @@ def kill_tree(root: int) -> None:
 class Follow:
     """One child being followed: its pipes, its budget of bytes, and why it was stopped."""
 
-    def __init__(self, proc, stdin: bytes, answer_fd: int, limits, group):
-        self.proc, self.limits, self.group = proc, limits, group
-        self.pending, self.answer, self.tail = memoryview(stdin), bytearray(), bytearray()
-        self.printed, self.reason = 0, None
+    def __init__(self, proc, stdin: bytes, answer_fd: int, limits, group, talk=None):
+        self.proc, self.limits, self.group, self.talk = proc, limits, group, talk
+        opening = stdin + (talk.opening() if talk is not None else b"")
+        self.pending, self.answer, self.tail = memoryview(opening), bytearray(), bytearray()
+        self.printed, self.received, self.reason = 0, 0, None
         self.sel = selectors.DefaultSelector()
         os.set_blocking(proc.stdin.fileno(), False)
         self.sel.register(proc.stdin, selectors.EVENT_WRITE, "stdin")
@@ -112,32 +116,68 @@ class Follow:
                         break
         finally:
             self._stop()
-        return Ended(self.answer.decode("utf-8", "replace"), self._failure())
+        answer = "" if self.talk is not None else self.answer.decode("utf-8", "replace")
+        return Ended(answer, self._failure())
 
     def _serve(self, key) -> None:
         name, f = key.data, key.fileobj
         if name == "stdin":
             try:
                 sent = os.write(f.fileno(), self.pending[:CHUNK])
-            except (BrokenPipeError, OSError):
-                sent = len(self.pending)
+            except (BrokenPipeError, OSError):   # the child closed its stdin: nothing to say
+                self.pending = memoryview(b"")
+                self._close(f)
+                return
             self.pending = self.pending[sent:]
             if not self.pending:
-                self._close(f)
+                if self.talk is None:
+                    self._close(f)               # all sent
+                else:
+                    self.sel.unregister(f)       # until the talk has more to say
             return
         data = os.read(f.fileno(), CHUNK)
         if not data:
             self._close(f)
         elif name == "answer":
-            self.answer += data
-            if len(self.answer) > self.limits.answer_mb * 2 ** 20:
+            self.received += len(data)
+            if self.received > self.limits.answer_mb * 2 ** 20:
                 self.reason = f"answered with more than {self.limits.answer_mb} MiB"
+            elif self.talk is None:
+                self.answer += data
+            else:
+                self._lines(data)
         else:
             self.printed += len(data)
             if name == "stderr":
                 self.tail = (self.tail + data)[-TAIL:]
             if self.printed > self.limits.output_mb * 2 ** 20:
                 self.reason = f"printed more than {self.limits.output_mb} MiB"
+
+    def _lines(self, data: bytes) -> None:
+        """Hand each complete line to the talk, and queue what it answers for stdin."""
+        self.answer += data
+        while self.reason is None:
+            end = self.answer.find(b"\n")
+            if end < 0:
+                break
+            line = bytes(self.answer[:end])
+            del self.answer[:end + 1]
+            try:
+                reply = self.talk.receive(line)
+            except Exception as stop:            # the talk's Stop: this reason ends the child
+                self.reason = getattr(stop, "reason", None) or f"{type(stop).__name__}: {stop}"
+                return
+            if reply:
+                self._say(reply)
+        if len(self.answer) > self.talk.frame_bytes:
+            self.reason = self.talk.too_long()
+
+    def _say(self, reply: bytes) -> None:
+        if self.proc.stdin is None or self.proc.stdin.closed:
+            return
+        if not self.pending:
+            self.sel.register(self.proc.stdin, selectors.EVENT_WRITE, "stdin")
+        self.pending = memoryview(bytes(self.pending) + reply)
 
     def _close(self, f) -> None:
         self.sel.unregister(f)

@@ -34,6 +34,8 @@ from .submission import (PRESENT, autograded_complete, autograded_paths, digest,
 # What the judge writes into a flagged cell's comment (grader.judge; the interface between the
 # two): "inside-vmap: needs manual grading: <reason>".
 JUDGE_FLAG = "inside-vmap: needs manual grading: "
+# ... and into the answer cell of an exercise it stopped for time: "inside-vmap: timed out: <why>".
+JUDGE_TIMED_OUT = "inside-vmap: timed out: "
 NO_RESPONSE = "No response."            # nbgrader's SaveAutoGrades, for an unchanged answer
 REASON_LIMIT = 2000                     # characters of one reason (the judge cuts each to 600)
 
@@ -159,6 +161,9 @@ def graded_row(gradebook, name, student_id, top, extra=()) -> Row:
     if sub.total_seconds_late > 0:
         notes.append((LATE, f"late by {duration(sub.total_seconds_late)}; penalty "
                             f"{_num(penalty)} point{'s' if penalty != 1 else ''}"))
+    notes.extend((GRADED, c.auto_comment[len(JUDGE_TIMED_OUT):].strip())
+                 for c in sorted(comments, key=lambda c: c.name)
+                 if (c.auto_comment or "").startswith(JUDGE_TIMED_OUT))
     notes.extend((GRADED, why) for why in extra)
     status = notes[0][0] if notes else GRADED
     return Row(name, student_id, max(0.0, sub.score - penalty), top, status,

@@ -356,3 +356,62 @@ def test_an_answer_too_deep_to_read_needs_a_human_and_the_others_keep_their_mark
     assert verdicts[grade_id].manual and "too deeply" in verdicts[grade_id].manual
     others = {g: r.passed for g, r in verdicts.items() if g != grade_id}
     assert others and all(others.values()), {g: verdicts[g].summary() for g in others}
+
+
+# The third red team's class: all answer cells share one namespace, so JAX's rule makers named in
+# another exercise's cell (the spy's, the prefix rule's) and used by the rules, or the rules themselves
+# defined there by a tuple target, loop or walrus (their own cells emptied: None). (name: {the
+# function whose answer cell gets code appended: that code}, the exercises that must go to a
+# human)
+THROUGH = "from jax._src.traceback_util import api_boundary as _through\n"
+THIRD_ROUND = {
+    "aliases in the spy's cell, called through api_boundary": ({
+        "spy": "RB, BB = B.reducer_batcher, B.broadcast_batcher\n",
+        "moments_rule": THROUGH + "def moments_rule(prim, vals, dims, *, axis):\n"
+                        "    return _through(RB)(prim, None, vals, dims, axes=(axis,))\n",
+        "stack2_rule": THROUGH + "def stack2_rule(prim, vals, dims, **params):\n"
+                       "    return _through(BB)(prim, None, vals, dims, **params)\n",
+    }, {"moments_rule", "stack2_rule"}),
+    "the rules defined in the spy's cell by a tuple target": ({
+        "spy": JAX_RULE + "moments_rule, stack2_rule = (_jax_rule(_b.reducer_batcher),\n"
+                          "                             _jax_rule(_b.broadcast_batcher))\n",
+        "moments_rule": None, "stack2_rule": None,
+    }, {"moments_rule", "stack2_rule"}),
+    "a rule bound by a loop and a walrus in another cell": ({
+        "spy": JAX_RULE + "for moments_rule in [_jax_rule(_b.reducer_batcher)]:\n    pass\n"
+                          "if (stack2_rule := _jax_rule(_b.broadcast_batcher)):\n    pass\n",
+        "moments_rule": None, "stack2_rule": None,
+    }, {"moments_rule", "stack2_rule"}),
+    # (No exercise reads modules now, so the helper's own cell is flagged for itself too; the rule,
+    # whose cell names nothing it may not, is read by what it uses of the prefix cell.)
+    "a helper of the prefix cell fetching by a computed name": ({
+        "prefix_rule": "def _look(m, n):\n    return getattr(m, n)\n",
+        "moments_rule": JAX_RULE + "moments_rule = _jax_rule(_look(_b, 'reducer' + "
+                                   "'_batcher'))\n",
+    }, {"moments_rule", "prefix_rule"}),
+    "a table a helper in the spy's cell fills": ({
+        "spy": "H = {}\ndef _fill(d):\n    d['rb'] = B.broadcast_batcher\n_fill(H)\n",
+        "stack2_rule": "def stack2_rule(prim, vals, dims, **params):\n"
+                       "    return H['rb'](prim, None, vals, dims, **params)\n",
+    }, {"stack2_rule"}),
+}
+
+
+@pytest.mark.parametrize("variant", sorted(THIRD_ROUND))
+def test_a_delegation_through_another_exercise_s_cell_goes_to_a_human_and_costs_nothing_else(
+        variant):
+    appended, culprits = THIRD_ROUND[variant]
+    nb = nbformat.read(NOTEBOOKS["l1"], as_version=4)
+    cells = {d: next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution")
+                     and c.cell_type == "code" and f"def {d}" in c.source) for d in appended}
+    for defines, source in appended.items():
+        if source is None:
+            cells[defines].source = "# moved above\n"
+        else:
+            cells[defines].source += "\n" + source
+    verdicts = runner.judge(nb, FAST)
+    assert {g for g, r in verdicts.items() if r.manual} == culprits, \
+        {g: r.summary() for g, r in verdicts.items()}
+    assert all(verdicts[g].passed for g in verdicts if g not in culprits)
+    if "prefix_rule" in appended and "moments_rule" in culprits:
+        assert "(in prefix_answer, whose code this answer uses)" in verdicts["moments_rule"].manual

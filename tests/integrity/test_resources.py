@@ -111,6 +111,8 @@ def first_answer(grade_id: str) -> str:
 
 GRADED, FAILED = "graded", "failed"
 FULL = points()
+ANSWER_CELLS = [c for _, _, cells in C.exercises_in(nbformat.read(SOURCE, as_version=4))
+                for c in cells]
 KERNEL_OOM = f"the grading kernel used more than {MEMORY} MiB of memory"
 # In the judge, one student's three exercises each run a different bomb: the first child dies,
 # each exercise is judged again alone, and each bomb costs only its own exercise.
@@ -130,12 +132,16 @@ def students(released):
         "a-honest": (build(released), (FULL, FULL), GRADED, {}),
         "judge-bombs": (build(released, bombs), (no_bombs, no_bombs), GRADED,
                         {g: why for g, (_, why) in BOMBS.items()}),
-        # The first child sleeps to its limit, then the spy's retry to its own or to the end of
-        # the budget; exercises judged again in the time left keep their points.
+        # The first child sleeps to its limit in the spy's cell: the spy fails at once (it had
+        # the time), the rest are judged together in one more child and keep their points.
         "judge-sleep": (build(released, {first_answer("spy"): only("judge", SLEEP)}),
-                        (0, points(without=("spy",))), GRADED,
-                        {"spy": ("timed out after 20 s",
-                                 "the judge's time for this submission (60 s) ran out")}),
+                        (points(without=("spy",)),) * 2, GRADED,
+                        {"spy": ("timed out after 20 s",)}),
+        # Sleeping just under each cell's timeout in the kernel: the submission's one budget
+        # (60 s here, its kernel and judge together) stops it where it runs out.
+        "kernel-sleeps": (build(released, {cell: only("kernel", "time.sleep(19)")
+                                           for cell in ANSWER_CELLS}), None, FAILED,
+                          "timed out in "),
         "kernel-flood": (build(released, {first_answer("spy"): only("kernel", PRINT_FLOOD)}),
                          None, FAILED, "the grading kernel printed more than 8 MiB"),
         "kernel-memory": (build(released, {first_answer("spy"): only("kernel", MEMORY_BOMB)}),)
@@ -248,6 +254,16 @@ def test_each_student_gets_what_they_solved_and_each_limit_its_reason(batch):
         for grade_id, why in reason.items():   # the judge's limits: in those verdicts
             said = verdict(course, student, grade_id)
             assert any(w in said for w in ((why,) if isinstance(why, str) else why)), said
+
+
+def test_an_exercise_stopped_for_time_is_named_in_the_export_and_the_line(batch):
+    course, corpus, rows, _, _, printed, _ = batch
+    assert "timed out in spy" in rows["judge-sleep"]["reason"], rows["judge-sleep"]
+    assert rows["kernel-sleeps"]["reason"].startswith("timed out in "), rows["kernel-sleeps"]
+    assert "the submission's 60 s (its kernel and the judge together) ran out" in \
+        rows["kernel-sleeps"]["reason"]
+    line = next(ln for ln in printed.splitlines() if "judge-sleep" in ln)
+    assert "timed out in spy" in line, line
 
 
 def test_the_trusted_processes_stay_small(batch):

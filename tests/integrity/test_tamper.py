@@ -254,6 +254,31 @@ for _t in range(6) if _mon else ():
         _mon.free_tool_id(_t)
 """ + RULE_FROM_A_TABLE
 
+# From the third red team. Item 3: what the stack holds while the cells run (the hidden cases, once),
+# then a forged answer on the child's answer pipe and os._exit(0) before the child's own. Only in
+# the judge's child (the kernel has no answer pipe).
+STACK_THEN_FORGE = """\
+import os, traceback
+_seen = "\\n".join(traceback.StackSummary.extract(traceback.walk_stack(None),
+                                                  capture_locals=True).format())
+if "INSIDE_VMAP_ANSWER_FD" in os.environ:
+    _line = '{"n": 1, "t": "ready", "cell_errors": [], "missing": {}, "seen": %d}' % len(_seen)
+    os.write(int(os.environ["INSIDE_VMAP_ANSWER_FD"]), ("0" * 64 + " " + _line + "\\n").encode())
+    os._exit(0)
+"""
+# Item 2: JAX's rule makers named in the spy's answer cell, called from the rule cells through
+# JAX's own api_boundary (the watch once stopped at the first frame of JAX).
+ALIASES_IN_THE_SPY_CELL = "RB, BB = B.reducer_batcher, B.broadcast_batcher\n"
+THROUGH_API_BOUNDARY = {
+    "moments_rule": "from jax._src.traceback_util import api_boundary as _through\n"
+                    "def moments_rule(prim, vals, dims, *, axis):\n"
+                    "    return _through(RB)(prim, None, vals, dims, axes=(axis,))\n",
+    "stack2_rule": "from jax._src.traceback_util import api_boundary as _through\n"
+                   "def stack2_rule(prim, vals, dims, *, axis):\n"
+                   "    return _through(BB)(prim, None, vals, dims, axis=axis)\n",
+}
+
+
 def read_disk(paths):
     """Reads what a student must not see at grading time and prints what it found."""
     targets = {"source": os.path.join(paths.exercises, FIRST, FIRST + ".ipynb"),
@@ -292,6 +317,19 @@ def answering(released, answers):
         for name, code in answers.items():
             if cell.metadata.get("nbgrader", {}).get("solution") and f"def {name}(" in cell.source:
                 cell.source = code
+    return nb
+
+
+def solved_but(released, changes):
+    """The release with every solution written, then: ``{grade id of an answer cell: code}``
+    appended to that cell (``("=", code)``: the cell replaced)."""
+    nb = build(released, "", list(solutions()))
+    for cell in nb.cells:
+        change = changes.get(cell.metadata.get("nbgrader", {}).get("grade_id"))
+        if isinstance(change, tuple):
+            cell.source = change[1]
+        elif change:
+            cell.source += "\n" + change
     return nb
 
 
@@ -357,7 +395,8 @@ def corpus(course, released):
         "rewrite-cells": (build(released, REWRITE_LATER_CELLS), 0, GRADED),
         "swallow-errors": (build(released, SWALLOW_ERRORS), 0, GRADED),
         "equal-to-anything": (build(released, EQUAL_TO_ANYTHING), 0, GRADED),
-        "forge-the-judge": (build(released, FORGE_THE_JUDGE), 0, GRADED),
+        # Its lines carry no seal of the run: the judge's child was written into, a human looks.
+        "forge-the-judge": (build(released, FORGE_THE_JUDGE), 0, MANUAL),
         "read-disk": (build(released, read_disk(course)), 0, GRADED),
         "poison-the-cache": (build(released, POISON_THE_CACHE, all_cells), points(), GRADED),
         "spy-then-patch": (build(released, PATCH_SHOW, spy_cells), 0, MANUAL),
@@ -377,6 +416,14 @@ def corpus(course, released):
                               MANUAL),
         "switch-off-the-watch": (answering(released, {"moments_rule": SWITCH_OFF_THE_WATCH}),
                                  0, MANUAL),
+        # Third round: honest elsewhere, the attack costs its own exercise(s) only.
+        "stack-then-forge": (solved_but(released, {"moments_answer": STACK_THEN_FORGE}),
+                             points() - points("moments_rule"), MANUAL),
+        "through-the-spy-cell": (solved_but(released, {
+            "spy_answer": ALIASES_IN_THE_SPY_CELL,
+            "moments_answer": ("=", THROUGH_API_BOUNDARY["moments_rule"]),
+            "stack2_answer": ("=", THROUGH_API_BOUNDARY["stack2_rule"])}),
+            points() - points("moments_rule", "stack2_rule"), MANUAL),
     }
     for student, (nb, _, _) in students.items():
         C.nbgrader(["db", "student", "add", student], course.course)

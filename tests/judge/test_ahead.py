@@ -83,3 +83,27 @@ def test_cancel_pending_stops_a_judge_whose_submission_failed(monkeypatch):
     assert ahead.cancel_pending() == 1     # the kernel failed: nobody reads these verdicts
     assert stopped.is_set()
     resources["inside_vmap"]["judging"].result(60)
+
+
+def test_the_judge_ahead_and_the_kernel_draw_on_one_budget(monkeypatch):
+    """The budget JudgeAhead starts with is the one in the submission's resources, where the
+    kernel (BoundedExecute) and JudgeExercises find it: one clock per submission."""
+    seen = []
+
+    def judge(self, nb, names, template, budget=None):
+        seen.append(budget)
+        return template, {}
+    monkeypatch.setattr(JudgeExercises, "judge", judge)
+    monkeypatch.setattr(JudgeExercises, "template", lambda self, names: None)
+    config = Config({"JudgeExercises": {"budget_seconds": 77}})
+    _, resources = ahead.JudgeAhead(config=config).preprocess(
+        nbformat.read(SOURCE, as_version=4), {"nbgrader": dict(NAMES)})
+    resources["inside_vmap"]["judging"].result(60)
+    budget = resources["inside_vmap"]["budget"]
+    assert seen == [budget] and budget.seconds == 77
+    assert sandbox.submission_budget(resources, 1) is budget
+    # Without the judge ahead, JudgeExercises draws on the budget the kernel made.
+    config = Config({"JudgeAhead": {"enabled": False}})
+    made = {"nbgrader": dict(NAMES), "inside_vmap": {"budget": sandbox.Budget(5)}}
+    JudgeExercises(config=config).preprocess(nbformat.read(SOURCE, as_version=4), made)
+    assert seen[-1] is made["inside_vmap"]["budget"]

@@ -1,22 +1,22 @@
-"""The judge's child observes and reports; it notices an answer handing its work to JAX."""
-import json
+"""The judge's child observes and reports; it notices an answer handing its work to JAX, and no
+case is within reach of the student's code before its answers are taken."""
+import numpy as np
+import pytest
+
+from tests.fixtures import judging
 
 from grader import lessons
-from grader.judge import child, runner
+from grader.judge import child
 
 LANDS = lessons.exercises()["l2_where_it_lands"]
-CASE = LANDS.cases(__import__("numpy").random.default_rng(0), False)[0]
+CASE = LANDS.cases(np.random.default_rng(0), False)[0]
 VMAP = "jax._src.api:vmap"
 
 
-def request(answer: str) -> dict:
-    return json.loads(runner._request(
-        [{"name": "a", "kind": "answer", "source": answer}], {"l2_where_it_lands": [CASE]}))
-
-
-def observed(answer: str) -> dict:
-    from grader import wire
-    return wire.unplain(wire.plain(child.observe(request(answer))))["results"]["l2_where_it_lands"]
+def observed(answer: str, cases=(CASE,), **kw) -> dict:
+    cells = [{"name": "a", "kind": "answer", "source": answer}]
+    found, _, _ = judging.run(cells, {"l2_where_it_lands": list(cases)}, **kw)
+    return found["l2_where_it_lands"]
 
 
 def test_an_honest_answer_is_observed_and_trips_nothing():
@@ -50,12 +50,85 @@ def test_vmap_run_by_jax_for_the_answer_is_seen_by_a_strict_exercise():
     assert "jax._src.interpreters.batching:_batch_outer" in got["tripped"], got
 
 
-def test_jax_calling_its_own_vmap_outside_the_observation_is_not_counted():
-    got = observed("import jax, jax.numpy as jnp\n"
-                   "jax.vmap(lambda v: v, out_axes=1)(jnp.ones((2, 3)))\n"
+# Calls made while the cells run count too: JAX's function run beforehand, its results kept for
+# later (a table looked up by where_it_lands), however the call was made.
+PRECOMPUTED = {
+    "called from the cell": ("import jax.numpy as jnp\n"
+                             "_seen = {1: _f(lambda v: v, out_axes=1)(jnp.ones((2, 3)))}\n"),
+    "through JAX's api_boundary": ("import jax.numpy as jnp\n"
+                                   "from jax._src import traceback_util as _t\n"
+                                   "_seen = {1: _t.api_boundary(_f)(lambda v: v)(jnp.ones(3))}\n"),
+    "vmap of jnp.vectorize in the cell": ("import jax.numpy as jnp\n"
+                                          "_seen = {1: jnp.vectorize(lambda v: v)(jnp.ones(3))}\n"),
+}
+
+
+@pytest.mark.parametrize("how", sorted(PRECOMPUTED))
+def test_jax_run_for_the_answer_while_the_cells_run_is_seen(how):
+    got = observed("import jax\n"
+                   "_f = [v for k, v in sorted(jax.__dict__.items()) if k == 'v' + 'map'][0]\n"
+                   + PRECOMPUTED[how] +
                    "def where_it_lands(program, in_dims):\n"
-                   "    return {}\n")
-    assert got["tripped"] == []
+                   "    return {s[0]: _seen and 0 for s in program['steps']}\n")
+    assert got["tripped"], got
+
+
+def test_jax_calling_its_own_vmap_in_a_cell_the_exercise_does_not_run_is_not_counted():
+    cells = [{"name": "other", "kind": "answer", "source": (
+                 "import jax.numpy as jnp\n"
+                 "jnp.vectorize(lambda v: v)(jnp.ones(3))\n")},      # vmap, called by JAX
+             {"name": "a", "kind": "answer", "source": (
+                 "def where_it_lands(program, in_dims):\n"
+                 "    return {}\n")}]
+    found, _, _ = judging.run(cells, {"l2_where_it_lands": [CASE]},
+                              owned={"l2_where_it_lands": ["a"]})
+    assert found["l2_where_it_lands"]["tripped"] == []
+
+
+# Everything the student's code can reach before its answers are taken, and while one case is
+# observed: every frame's locals, every object the collector knows and the strings they hold
+# (the child's stdin buffer among them). No later case is there. Each case is marked by its
+# first input's leading dimension.
+LOOK_FOR_CASES = """\
+import gc, re, traceback
+_mark = re.compile(r"\\b(9082[0-9])\\b")
+def _look(when):
+    seen = set()
+    for f, _ in traceback.walk_stack(None):
+        seen.update(_mark.findall(repr(dict(f.f_locals))[:1000000]))
+    for o in gc.get_objects():
+        if isinstance(o, dict):
+            for v in list(o.values()):
+                if isinstance(v, (bytes, bytearray)):
+                    v = v.decode("latin-1")
+                if isinstance(v, (str, dict, list, tuple)):
+                    seen.update(_mark.findall(v if isinstance(v, str) else repr(v)[:100000]))
+    with open({path!r}, "a") as fh:
+        fh.write(when + " " + " ".join(sorted(seen)) + "\\n")
+_look("cells")
+def where_it_lands(program, in_dims):
+    _look(f"case-{{program['inputs'][0][1][0]}}")
+    return {{}}
+"""
+
+
+def marked(size: int) -> dict:
+    (name, shape), *rest = CASE["program"]["inputs"]
+    program = dict(CASE["program"], inputs=((name, (size, *shape[1:])), *rest))
+    return dict(CASE, program=program)
+
+
+@pytest.mark.filterwarnings("ignore::grader.judge.sandbox.SandboxUnavailable")
+def test_no_case_is_within_reach_before_the_answers_are_taken_nor_a_later_one_during_one(
+        tmp_path):
+    path = str(tmp_path / "seen.txt")
+    marks = [marked(size) for size in (90821, 90823, 90827)]
+    cells = [{"name": "a", "kind": "answer", "source": LOOK_FOR_CASES.format(path=path)}]
+    found, failure, _ = judging.run(cells, {"l2_where_it_lands": marks}, in_process=False)
+    assert failure is None and len(found["l2_where_it_lands"]["observed"]) == 3
+    seen = dict(line.split(" ", 1) for line in open(path).read().splitlines())
+    assert seen == {"cells": "", "case-90821": "90821", "case-90823": "90823",
+                    "case-90827": "90827"}
 
 
 def test_the_wires_are_gone_afterwards():
@@ -66,6 +139,5 @@ def test_the_wires_are_gone_afterwards():
 
 
 def test_only_kit_observers_can_be_named():
-    import pytest
     with pytest.raises(ValueError):
         child._resolve("os:system")

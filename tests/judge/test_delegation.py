@@ -160,3 +160,95 @@ def test_deep_but_readable_code_is_read_as_usual():
 def test_the_plan_reads_a_deep_cell_without_raising(shape):
     assert runner._defines(DEEP[shape]) <= {"_total", "x", "f"}
     assert runner._defines("x = 1\x00") == set()
+
+
+# Third round: every answer cell runs in one namespace, so each exercise is read against what it
+# reaches of the other answer cells too. A name bound in the spy's cell, in every form Python
+# binds one, and used by the moments rule: the rule is read as naming JAX's rule maker.
+RULE = ("def moments_rule(prim, vals, dims, **params):\n"
+        "    return api_boundary({use})(prim, None, vals, dims, **params)\n")
+BINDINGS = {
+    "assignment": ("VB = B.vectorized_batcher", "VB"),
+    "a tuple target": ("VB, _x = B.vectorized_batcher, 1", "VB"),
+    "a starred target": ("*_r, VB = [1, B.vectorized_batcher]", "VB"),
+    "annotated": ("VB: object = B.vectorized_batcher", "VB"),
+    "augmented": ("VB = []\nVB += [B.vectorized_batcher]", "VB[0]"),
+    "a for loop": ("for VB in [B.vectorized_batcher]:\n    pass", "VB"),
+    "with ... as": ("import contextlib\nwith contextlib.nullcontext(B.vectorized_batcher) as VB:\n"
+                    "    pass", "VB"),
+    "a walrus": ("if (VB := B.vectorized_batcher):\n    pass", "VB"),
+    "import as": ("from jax._src.interpreters.batching import vectorized_batcher as VB", "VB"),
+    "except as": ("try:\n    raise ValueError(B.vectorized_batcher)\nexcept ValueError as VB:\n"
+                  "    _keep = VB", "_keep.args[0]"),
+    "a match capture": ("match B.vectorized_batcher:\n    case VB:\n        pass", "VB"),
+    "global in a function": ("def _f():\n    global VB\n    VB = B.vectorized_batcher\n_f()",
+                             "VB"),
+    "a dict a helper fills": ("H = {}\ndef _fill(d):\n    d['vb'] = B.vectorized_batcher\n"
+                              "_fill(H)", "H['vb']"),
+    "a class attribute": ("class K:\n    vb = B.vectorized_batcher", "K.vb"),
+    "a helper function": ("def helper():\n    return B.vectorized_batcher", "helper()"),
+}
+
+
+def _notebook_with(spy_extra: str, rule: str):
+    import os
+
+    import nbformat
+
+    from grader.instructor import classroom as C
+    nb = nbformat.read(os.path.join(C.ROOT, "exercises", "01-the-rule-per-primitive",
+                                    "01-the-rule-per-primitive.ipynb"), as_version=4)
+    for cell in nb.cells:
+        if "def spy(" in cell.source and cell.metadata.get("nbgrader", {}).get("solution"):
+            cell.source += "\n" + spy_extra + "\n"
+        elif "def moments_rule(" in cell.source and \
+                cell.metadata.get("nbgrader", {}).get("solution"):
+            cell.source = rule
+    return nb
+
+
+def reading(nb) -> dict:
+    """``{grade id: reasons}`` as the judge reads ``nb`` before anything runs."""
+    from grader import lessons
+    known = lessons.exercises()
+    template = runner.Template.of_notebook(nb)
+    graded = [g for g in template.graded if g in known]
+    plan = runner.plan(nb, template, graded)
+    sources = {c["name"]: c["source"] for c in plan.cells if c["kind"] == "answer"}
+    return {g: reasons([sources[n] for n in plan.owned[g]], known[g].delegation,
+                       [(n, sources[n], i) for n, i in plan.reached[g].items()]) for g in graded}
+
+
+@pytest.mark.parametrize("form", sorted(BINDINGS))
+def test_a_name_bound_in_another_answer_cell_is_read_against_the_exercise_using_it(form):
+    bind, use = BINDINGS[form]
+    found = reading(_notebook_with(bind, "from jax._src.traceback_util import api_boundary\n" +
+                                   RULE.format(use=use)))
+    assert any("vectorized_batcher" in r and "(in spy_answer" in r
+               for r in found["moments_rule"]), found["moments_rule"]
+    assert {g: r for g, r in found.items() if r and g != "moments_rule"} == {}
+
+
+@pytest.mark.parametrize("target", ["moments_rule, _other = {rule}, 0",
+                                    "(moments_rule, *_rest) = ({rule}, 1)",
+                                    "for moments_rule in [{rule}]:\n    pass",
+                                    "if (moments_rule := {rule}):\n    pass"])
+def test_an_answer_defined_in_another_exercise_s_cell_by_any_binding_is_that_exercise_s(target):
+    maker = "lambda prim, vals, dims, **p: B.vectorized_batcher(prim, None, vals, dims, **p)"
+    nb = _notebook_with(target.format(rule=maker), "pass\n")
+    assert any("vectorized_batcher" in r for r in reading(nb)["moments_rule"])
+
+
+def test_what_another_cell_binds_but_the_exercise_never_uses_is_not_read_against_it():
+    nb = _notebook_with("_mine = B.vectorized_batcher", (
+        "def moments_rule(prim, vals, dims, **params):\n"
+        "    (x,), (d,) = vals, dims\n    return prim.bind(x, **params), d\n"))
+    assert reading(nb) == {g: [] for g in reading(nb)}
+
+
+def test_a_dynamic_exercise_s_helper_used_elsewhere_is_read_by_the_user_s_rules():
+    nb = _notebook_with("def _look(m, n):\n    return getattr(m, n)\n", (
+        "def moments_rule(prim, vals, dims, **params):\n"
+        "    f = _look(B, 'vectorized' + '_batcher')\n"
+        "    return f(prim, None, vals, dims, **params)\n"))
+    assert any("computed attribute name" in r for r in reading(nb)["moments_rule"])

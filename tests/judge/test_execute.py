@@ -33,7 +33,7 @@ def run(tmp_path, request):
     folder.mkdir()
     (folder / "answer.ipynb").write_text("{}")
 
-    def execute_cells(*cells, **limits):
+    def execute_cells(*cells, resources=None, **limits):
         c = Config()
         c.KernelManager.transport, c.KernelManager.ip = "ipc", str(tmp_path / "ipc" / "k")
         c.Execute.timeout = 30
@@ -44,10 +44,14 @@ def run(tmp_path, request):
         for name, value in dict(dict(memory_mb=memory, max_tasks=64, disk_mb=4, cell_output_kb=64,
                                      notebook_output_kb=96, output_hard_mb=2), **limits).items():
             setattr(c.BoundedExecute, name, value)
-        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s) for s in cells])
+        nb = nbformat.v4.new_notebook(cells=[
+            s if isinstance(s, nbformat.NotebookNode) else nbformat.v4.new_code_cell(s)
+            for s in cells])
         ex = execute.BoundedExecute(config=c, kernel_name=kernel.NAME)
         try:
-            return ex.preprocess(nb, {"metadata": {"path": str(folder)}})[0]
+            resources = {} if resources is None else resources
+            resources["metadata"] = {"path": str(folder)}
+            return ex.preprocess(nb, resources)[0]
         except execute.KernelLimitExceeded as err:
             return err
     execute_cells.folder = folder
@@ -119,6 +123,29 @@ def test_cpu_time_is_limited(run, mechanism):
 def test_a_notebook_has_a_wall_clock_limit(run):
     err = run("import time\ntime.sleep(60)", wall_seconds=2)
     assert err.reason == "the grading kernel ran longer than 2 s"
+
+
+def _exercise(grade_id: str, answer: str) -> list:
+    """An answer cell and its grade cell, as nbgrader marks them."""
+    cells = [nbformat.v4.new_code_cell(answer), nbformat.v4.new_code_cell("pass")]
+    cells[0].metadata["nbgrader"] = {"solution": True, "grade": False,
+                                     "grade_id": grade_id + "_answer"}
+    cells[1].metadata["nbgrader"] = {"solution": False, "grade": True, "grade_id": grade_id,
+                                     "points": 1}
+    return cells
+
+
+def test_the_kernel_draws_on_the_submission_s_one_budget_and_says_where_it_ran_out(run):
+    """The budget the judge's children share (made here first, or by JudgeAhead before): what
+    the kernel spends, they cannot, and the reason names the exercise it ran out in."""
+    budget = sandbox.Budget(4)
+    err = run(*_exercise("first", "pass"), *_exercise("second", "import time\ntime.sleep(60)"),
+              resources={"inside_vmap": {"budget": budget}})
+    assert err.reason == budget.spent("second") and budget.left() <= 0
+    assert err.reason.startswith("timed out in second: the submission's 4 s")
+    made = {}
+    run("pass", resources=made)
+    assert isinstance(made["inside_vmap"]["budget"], sandbox.Budget)
 
 
 FILL = {"many files": "i = 0\nwhile True:\n    open(f'fill{i}', 'wb').write(b'x' * (1 << 20))\n"

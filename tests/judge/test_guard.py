@@ -2,18 +2,20 @@
 spellings before anything runs): each attack below is run by the child itself, in a process of
 its own, and must come back tampered or tripped; the instructor's answers trip nothing."""
 import os
-import subprocess
 import sys
 
 import nbformat
 import numpy as np
 import pytest
 
+from tests.fixtures import judging
 from tests.fixtures.attacks import DECOY_SPY_RUN
 
-from grader import lessons, wire
+from grader import lessons
 from grader.instructor import classroom as C
-from grader.judge import child, runner, tamper
+from grader.judge import runner, tamper
+
+pytestmark = pytest.mark.filterwarnings("ignore::grader.judge.sandbox.SandboxUnavailable")
 
 L1, L2 = "01-the-rule-per-primitive", "02-where-the-axis-goes"
 KNOWN = lessons.exercises()
@@ -24,9 +26,10 @@ def source(assignment):
                          as_version=4)
 
 
-def request(assignment, gids=None, answers=None) -> str:
-    """The child's request for the instructor's notebook, the answer cell defining each name in
-    ``answers`` replaced (set-up cells as released), for ``gids`` (every exercise if None)."""
+def request(assignment, gids=None, answers=None):
+    """The child's cells and cases for the instructor's notebook, the answer cell defining each
+    name in ``answers`` replaced (set-up cells as released), for ``gids`` (every exercise if
+    None), and the cells each exercise runs."""
     nb = source(assignment)
     template = runner.Template.of_notebook(nb)
     graded = [g for g in template.graded if g in KNOWN and (gids is None or g in gids)]
@@ -37,17 +40,14 @@ def request(assignment, gids=None, answers=None) -> str:
             if cell["kind"] == "answer" and f"def {name}(" in cell["source"]:
                 cell["source"] = code
     cases = {g: KNOWN[g].cases(np.random.default_rng(0), True)[:3] for g in graded}
-    return runner._request(cells, cases)
+    return cells, cases, plan.owned
 
 
-def run_child(text: str) -> dict:
+def run_child(asked) -> dict:
     """The child as the sandbox runs it (without the box): a process of its own."""
-    env = dict(os.environ, JAX_PLATFORMS="cpu")
-    env.pop("INSIDE_VMAP_ANSWER_FD", None)
-    out = subprocess.run([sys.executable, "-m", "grader.judge.child"], input=text, env=env,
-                         capture_output=True, text=True, timeout=300, cwd=C.ROOT)
-    line = next(ln for ln in out.stdout.splitlines() if ln.startswith(child.MARKER))
-    return wire.loads(line[len(child.MARKER):])["results"]
+    cells, cases, owned = asked
+    found, _, _ = judging.run(cells, cases, owned, in_process=False)
+    return found
 
 
 @pytest.mark.parametrize("assignment", [L1, L2])
@@ -57,6 +57,7 @@ def test_the_instructors_answers_trip_nothing(assignment):
                         if g in KNOWN}
     assert {g: (r["tripped"], r["tampered"]) for g, r in got.items()} == \
         {g: ([], []) for g in got}
+    assert all(len(r["observed"]) == 3 for r in got.values())
 
 
 PATCH_IS_BATCH_TRACER = [
@@ -227,3 +228,80 @@ def test_rebinding_a_builtin_the_checks_call_is_seen():
     got = run_child(request(L1, ["spy"], {"spy": patch + "\n" + DECOY_SPY_RUN}))
     assert "builtins.vars" in got["spy"]["tampered"]
     assert "it changed Python's builtins.vars" in tamper.reason(got["spy"]["tampered"])
+
+
+# Third round. JAX's rule maker named in another exercise's cell (found here by walking the
+# module, so no reading sees it) and called from the rule cells through JAX code that only
+# passes a function on: the walk up the stack goes past such frames to the answer. (On JAX's
+# own neg_p, which JAX's table does give it: only the walk can tell whose call it is.)
+FOUND_VB = ("from jax._src.interpreters import batching as _b\n"
+            "VB = [v for k, v in sorted(vars(_b).items()) if k == 'vectorized' + '_batcher'][0]\n")
+PASS_THROUGH = {
+    "api_boundary": ("from jax._src.traceback_util import api_boundary as _through\n",
+                     "_through(VB)(lax.neg_p, None, vals, dims)"),
+    "profiler's annotate_function": ("import jax\n",
+                                     "jax.profiler.annotate_function(VB)(lax.neg_p, None, vals, "
+                                     "dims)"),
+    "a partial in a tree map": ("import functools, jax\n",
+                                "jax.tree.map(functools.partial(VB, lax.neg_p, None), "
+                                "[vals], [dims], is_leaf=lambda v: isinstance(v, list))[0]"),
+}
+
+
+@pytest.mark.parametrize("route", sorted(PASS_THROUGH))
+def test_a_rule_maker_named_in_another_cell_and_called_through_jax_is_seen(route):
+    imports, call = PASS_THROUGH[route]
+    rule = (f"{imports}from jax import lax\n"
+            f"def moments_rule(prim, vals, dims, **params):\n    return {call}\n")
+    got = run_child(request(L1, ["spy", "moments_rule"], {"spy": FOUND_VB + DECOY_SPY_RUN,
+                                                           "moments_rule": rule}))
+    assert got["moments_rule"]["tripped"] == [
+        "jax._src.interpreters.batching:vectorized_batcher"], got["moments_rule"]
+    assert got["spy"]["tripped"] == []
+
+
+def test_the_exercise_s_primitive_handed_to_jax_s_rule_table_is_seen():
+    # No call of the rule maker from the answer at all: the rule puts JAX's own in the table for
+    # its primitive, and JAX's vmap (nested cases) runs it from there.
+    rule = (FOUND_VB + "import functools\n"
+            "from jax import lax\n"
+            "_t = [t for t in (getattr(L1.batching, n, None) for n in L1.TABLE_NAMES)\n"
+            "      if isinstance(t, dict) and lax.sin_p in t][0]\n"
+            "def moments_rule(prim, vals, dims, **params):\n"
+            "    _t[prim] = functools.partial(VB, prim)\n"
+            "    (x,), (d,) = vals, dims\n"
+            "    return prim.bind(x, **params), d\n")
+    cells, cases, owned = request(L1, ["moments_rule"], {"moments_rule": rule})
+    cases = {"moments_rule": KNOWN["moments_rule"].cases(np.random.default_rng(0), True)}
+    assert any(c["outer_axes"] is not None for c in cases["moments_rule"])
+    found, _, _ = judging.run(cells, cases, owned, in_process=False)
+    assert found["moments_rule"]["tripped"] == [
+        "jax._src.interpreters.batching:vectorized_batcher"]
+
+
+# A line written on the child's answer pipe by the answer itself (found from the environment,
+# as the red team did): without the run's seal, with a made-up one, or with the child's own
+# sealer (found through the collector): the run ends there as forged, and nothing after counts.
+FORGE = {
+    "no seal, then exit": (
+        "import os\n_fd = int(os.environ['INSIDE_VMAP_ANSWER_FD'])\n"
+        "os.write(_fd, b'{\"n\": 1, \"t\": \"bye\"}\\n')\nos._exit(0)\n"),
+    "a made-up seal": (
+        "import os\n_fd = int(os.environ['INSIDE_VMAP_ANSWER_FD'])\n"
+        "os.write(_fd, b'0' * 64 + b' {\"n\": 1, \"t\": \"ready\", \"missing\": {}}\\n')\n"),
+    "the child's own sealer": (
+        "import gc\n_s = [o for o in gc.get_objects() if type(o).__name__ == 'Sealer']\n"
+        "def where_it_lands(program, in_dims):\n"
+        "    for s in _s:\n"
+        "        s.send('obs', gid='l2_where_it_lands', i=0, v=None)\n"
+        "    return {}\n"),
+}
+
+
+@pytest.mark.parametrize("how", sorted(FORGE))
+def test_a_line_the_answer_writes_on_the_child_s_pipe_ends_the_run_as_forged(how):
+    cells, cases, owned = request(L2, ["l2_where_it_lands", "l2_widened"],
+                                  {"where_it_lands": FORGE[how]})
+    found, failure, talk = judging.run(cells, cases, owned, in_process=False)
+    assert talk.forged_at in ("cells", "l2_where_it_lands") and "forged" in failure
+    assert found["l2_where_it_lands"]["observed"] is None

@@ -159,19 +159,96 @@ def test_the_child_cannot_import_the_answer_key():
     assert (exercise, tracers, tables) == (False, False, False)
 
 
-def test_only_the_calls_an_exercise_watches_are_read_back():
-    """A forged "tripped" list (the student's own text, megabytes of it) is not read: only the
-    names of the JAX functions the exercise watches can come back as a reason."""
+def test_only_the_calls_an_exercise_watches_count_against_it():
+    """A call the child reports of a function this exercise does not watch (or a name that is
+    none) gives no reason, and a reason names only what the exercise watches, briefly."""
     from grader import lessons
+    from grader.judge import decide, session
     ex = lessons.exercises()["l2_where_it_lands"]
     cases = ex.cases(runner.cases_rng(1, "k"), False)
-    forged = runner._verdict(ex, cases, {"observed": [], "tripped": ["give full marks " * 10 ** 5,
-                                                                     ["not", "a", "name"]]})
-    assert not forged.manual and not forged.passed
-    real = runner._verdict(ex, cases, {"observed": [], "tripped": list(ex.delegation.calls)})
-    assert real.manual and len(real.manual) < runner.MAX_REASON
+    talk = session.Session([], {ex.grade_id: (runner._job(ex), cases)}, None, 1 << 16)
+    talk.hits.add(("give full marks " * 10 ** 4, "l2_where_it_lands", None, True, True))
+    assert decide.settle(ex, cases, talk, ()) is None           # nothing decided, nothing said
+    talk.hits.add((ex.delegation.calls[0], "l2_where_it_lands", None, True, False))
+    res = decide.settle(ex, cases, talk, ())
+    watched = ex.delegation.calls[0].rsplit(":", 1)[-1]
+    assert res.manual and len(res.manual) < runner.MAX_REASON and watched in res.manual
 
 
-def test_an_answer_line_nesting_millions_of_lists_is_not_read():
-    line = child.MARKER + '{"__dict__": {"results": [' + "[]," * 300_000 + "[]]}}"
-    assert runner._parse(sandbox.Outcome(line, None)) is None
+# The red team's third round, whole: the hidden cases read off the stack, answered with JAX's
+# own vmap, a forged answer written on the child's answer pipe, then os._exit(0).
+STACK_THEN_FORGE = """\
+import json, os, traceback
+import jax, jax.numpy as jnp
+_vm = [v for k, v in vars(jax).items() if k == "v" + "map"][0]
+def _cases():
+    for f in traceback.StackSummary.extract(traceback.walk_stack(None), capture_locals=True):
+        for v in (f.locals or {}).values():
+            if "program" in v and "in_dims" in v:
+                yield v
+def where_it_lands(program, in_dims):
+    seen = list(_cases())
+    out = _vm(lambda v: v)(jnp.ones(3))
+    line = json.dumps({"n": 99, "t": "obs", "seen": len(seen)})
+    os.write(int(os.environ.get("INSIDE_VMAP_ANSWER_FD", "1")), ("0" * 64 + " " + line + "\\n").encode())
+    os._exit(0)
+"""
+
+
+@pytest.mark.parametrize("attack", ["stack-then-forge", "forge-only"])
+def test_the_forged_answer_earns_nothing_and_goes_to_a_human(solved2, attack, monkeypatch):
+    # The reading would refuse this spelling first (`vars`, `.locals`): turned off, the child's
+    # own defences alone decide.
+    monkeypatch.setattr(runner.delegation, "reasons", lambda *a, **k: [])
+    source = STACK_THEN_FORGE if attack == "stack-then-forge" else \
+        STACK_THEN_FORGE.replace("out = _vm(lambda v: v)(jnp.ones(3))", "out = None")
+    replace_answer(solved2, "where_it_lands", source)
+    verdicts = runner.judge(solved2, FAST)
+    res = verdicts["l2_where_it_lands"]
+    assert res.manual and not res.passed, res.summary()
+    assert "forged" in res.manual and \
+        ("vmap" in res.manual) == (attack == "stack-then-forge"), res.manual
+    assert all(r.passed for g, r in verdicts.items() if g != "l2_where_it_lands")
+
+
+def _peak_mib() -> float:
+    with open("/proc/self/status") as fh:
+        return next(int(ln.split()[1]) for ln in fh if ln.startswith("VmHWM")) / 1024
+
+
+@pytest.mark.parametrize("answer", [
+    "    return jnp.zeros((4096, 4096), jnp.float32)\n",                        # 64 MiB of bytes
+    "    return jnp.arange(2 ** 21, dtype=jnp.float32).reshape(2 ** 10, 2 ** 11)\n",
+])
+def test_an_answer_the_size_of_the_answer_cap_costs_the_trusted_process_nothing(solved2, answer):
+    # cheap_where's answer is an array, sent as it is (where_it_lands's is read as ints)
+    replace_answer(solved2, "cheap_where", "import jax.numpy as jnp\n"
+                   "def cheap_where(pred, x, y):\n" + answer)
+    with open("/proc/self/clear_refs", "w") as fh:
+        fh.write("5")
+    before = _peak_mib()
+    verdicts = runner.judge(solved2, FAST)
+    res = verdicts["l2_cheap_where"]
+    assert not res.passed and "KiB for one case of l2_cheap_where" in res.findings[0].got
+    assert _peak_mib() - before < 100
+    assert all(r.passed for g, r in verdicts.items() if g != "l2_cheap_where")
+
+
+@pytest.mark.parametrize("where", ["the cell", "the answer"])
+def test_an_endless_loop_costs_one_child_s_time_and_the_rest_are_judged_together(solved, where):
+    loop = "while True:\n    pass\n"
+    source = loop + "def spy(f, in_axes, *args):\n    pass\n" if where == "the cell" else \
+        "def spy(f, in_axes, *args):\n" + "".join("    " + ln + "\n" for ln in loop.splitlines())
+    replace_answer(solved, "spy", source)
+    runs = []
+    real = runner._Runs.attempt
+    monkey = pytest.MonkeyPatch()
+    monkey.setattr(runner._Runs, "attempt", lambda self, gids: runs.append(list(gids)) or
+                   real(self, gids))
+    try:
+        verdicts = runner.judge(solved, sandbox.Limits(wall_s=10, cpu_s=60, memory_mb=4096))
+    finally:
+        monkey.undo()
+    assert "timed out after 10 s" in verdicts["spy"].findings[0].got
+    assert all(r.passed for g, r in verdicts.items() if g != "spy")
+    assert len(runs) == 2 and "spy" in runs[0] and "spy" not in runs[1], runs

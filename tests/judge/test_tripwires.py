@@ -85,3 +85,55 @@ def test_removing_the_watch_leaves_jax_as_it_was(watch):
     assert matchaxis() is real
     if isinstance(watch, tripwires.Monitor):
         assert sys.monitoring.get_tool(watch.tool) is None
+
+
+VB = "jax._src.interpreters.batching:vectorized_batcher"
+
+
+@pytest.fixture(params=KINDS, ids=lambda k: k.__name__)
+def rule_watch(request):
+    calls = []
+    w = request.param([VB], PREFIX, lambda spec, direct, own: calls.append((spec, direct, own)))
+    w.calls = calls
+    yield w
+    w.remove()
+
+
+def vb():
+    from grader.core import _jax
+    return _jax.batching.vectorized_batcher
+
+
+# A rule maker called on ``n`` unbatched values, whichever signature this release gives it (newer
+# ones take axis_data second).
+CALL = ("def call(g, p, d, n=1, **params):\n"
+        "    vals, dims = [1.0] * n, [d] * n\n"
+        "    try:\n        return g(p, None, vals, dims, **params)\n"
+        "    except TypeError:\n        return g(p, vals, dims, **params)\n")
+
+
+def test_a_call_through_jax_code_that_passes_the_function_on_is_the_answer_s(rule_watch):
+    from jax import lax
+    from_an_answer(CALL + "from jax._src.traceback_util import api_boundary\n"
+                   "call(api_boundary(f), lax.neg_p, None)\n", f=vb(), lax=lax)
+    assert (VB, True, False) in rule_watch.calls
+
+
+def test_jax_running_its_own_rule_from_its_table_is_not_the_answer_s(rule_watch):
+    import jax
+    import jax.numpy as jnp
+    from jax import lax
+    # lax.neg binds its primitive (no jit in between, whose batched jaxprs JAX caches).
+    from_an_answer("jax.vmap(lambda v: lax.neg(v))(jnp.ones(3))\n", jax=jax, jnp=jnp, lax=lax)
+    # (JAX's tables hold the original, so 3.11's wrappers never see this call at all.)
+    assert all(call == (VB, False, False) for call in rule_watch.calls)
+    assert rule_watch.calls or isinstance(rule_watch, tripwires.Wrappers)
+
+
+def test_a_rule_maker_run_on_a_primitive_jax_does_not_give_it_counts_whoever_calls_it(rule_watch):
+    from grader.lessons.l1_rule_per_primitive import kit
+    prim = kit.make_primitives().stack2_p        # single-output, as vectorized_batcher asserts
+    namespace = {}
+    exec(CALL, namespace)                            # in this test file: no answer's frame
+    namespace["call"](vb(), prim, 0, 2, axis=0)
+    assert (VB, False, True) in rule_watch.calls

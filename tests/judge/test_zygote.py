@@ -8,8 +8,7 @@ import subprocess
 
 import pytest
 
-from grader import wire
-from grader.judge import cgroup, forked, sandbox, zygote
+from grader.judge import cgroup, forked, sandbox, session, zygote
 from tests.fixtures.attacks import ESCALATIONS
 from tests.fixtures.kernelspec import installed
 
@@ -21,13 +20,13 @@ SMALL = sandbox.Limits(wall_s=20, cpu_s=10, memory_mb=512, tasks=64, output_mb=2
 
 def cells_run(*sources, limits=SMALL, forked_=True) -> tuple[list[str], str | None]:
     """The cells' errors (what each reported) and the child's failure, if any."""
-    request = json.dumps({"cells": [{"kind": "answer", "name": f"c{i}", "source": s}
-                                    for i, s in enumerate(sources)], "exercises": {}})
-    out = sandbox.run("grader.judge.child", request, limits, True, forked=forked_)
+    talk = session.Session([{"kind": "answer", "name": f"c{i}", "source": s}
+                            for i, s in enumerate(sources)], {}, None, 1 << 16)
+    out = sandbox.run("grader.judge.child", "", limits, True, forked=forked_, talk=talk)
     if out.failure is not None:
         return [], out.failure
-    line = out.answer.strip().split("@@inside-vmap-judge@@")[-1]
-    return wire.loads(line)["cell_errors"], None
+    assert talk.said_bye
+    return talk.cell_errors, None
 
 
 def report(expr: str) -> str:

@@ -1,0 +1,73 @@
+"""Who made a call the judge's child watches, and on what (`tripwires`' reading of the stack).
+
+A call is an answer's when walking up from it meets an answer cell's frame before a frame of JAX
+or the course whose code calls the function by name or out of a rule table: JAX's own code using
+its own function. Frames between that only pass a function on (plain Python, a
+``functools.partial``, JAX's ``traceback_util.api_boundary``) hide nothing. A rule maker run on a
+primitive that JAX's tables do not give it (`not_jaxs`) is the answer's too, whatever the stack.
+"""
+from __future__ import annotations
+
+import functools
+import os
+import sys
+
+from ..core import _jax
+
+RULE_ARG = "prim"            # a rule maker's first parameter, in JAX's source on every release
+
+
+def owners() -> tuple[str, ...]:
+    """The folders of JAX's and the course's code: frames there call JAX on their own account."""
+    found = []
+    for name in ("jax", "jaxlib", "grader"):
+        module = sys.modules.get(name)
+        path = getattr(module, "__file__", None)
+        if path:
+            for folder in {os.path.dirname(path), os.path.dirname(os.path.realpath(path))}:
+                found.append(folder + os.sep)
+    return tuple(found)
+
+
+def chain(obj) -> list:
+    """``obj`` and what it wraps: partials' ``func``, methods' ``__func__``, ``__wrapped__``."""
+    out = []
+    while obj is not None and len(out) < 8:
+        out.append(obj)
+        obj = (getattr(obj, "func", None) or getattr(obj, "__func__", None) or
+               getattr(obj, "__wrapped__", None))
+    return out
+
+
+def table_names() -> set[str]:
+    return set(_jax.TABLE_NAMES)
+
+
+def not_jaxs(prim, is_maker) -> bool:
+    """A rule maker (``is_maker(f)`` tells it) run on ``prim`` that JAX's tables
+    do not hold as ``partial(maker, prim)``, or on one of the course's own primitives."""
+    if _made_by_course(prim):
+        return True
+    for table in _jax.rule_tables().values():
+        try:
+            entry = table.get(prim)
+        except TypeError:                      # not hashable: no primitive of JAX's
+            return True
+        if isinstance(entry, functools.partial) and entry.args[:1] == (prim,) and \
+                any(is_maker(f) for f in chain(entry.func)):
+            return False
+    return True
+
+
+def _made_by_course(prim) -> bool:
+    """A primitive whose implementation is the course's own (the exercises' primitives)."""
+    impl = getattr(prim, "impl", None)
+    return any(str(getattr(f, "__module__", "") or "").startswith("grader.") for f in chain(impl))
+
+
+def first_arg(frame, code):
+    """The value of a starting function's first parameter (its arguments are bound by now)."""
+    try:
+        return frame.f_locals.get(code.co_varnames[0])
+    except Exception:  # a frame we cannot read: no primitive to go by
+        return None

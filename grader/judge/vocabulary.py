@@ -1,0 +1,33 @@
+"""The words the delegation reading (`grader.judge.delegation`) looks for: what runs or reaches code
+by a computed name or behind the code's back, what watches calls, what changes a table."""
+
+# Calls that run code, or reach objects, by computed names or behind the code's back.
+HIDING_CALLS = frozenset({"exec", "eval", "compile", "__import__", "globals", "locals", "vars",
+                          "breakpoint", "setattr", "delattr", "attrgetter", "methodcaller",
+                          "resolve_name", "import_module", "setitem", "delitem",
+                          # a dotted path or attribute taken from a string at run time
+                          "locate", "get_field", "update_wrapper"})
+DYNAMIC_ATTRS = frozenset({"getattr"})
+HIDING_ATTRS = frozenset({
+    "__dict__", "__globals__", "__code__", "__closure__", "__builtins__", "__subclasses__",
+    "__mro__", "__bases__", "__getattribute__", "__setattr__", "__delattr__", "__wrapped__",
+    "__loader__", "__spec__", "__self__", "__func__", "f_globals", "f_locals", "f_back",
+    "gi_frame", "_getframe", "modules", "meta_path", "__getattr__", "__setitem__", "__delitem__",
+    # the originals behind a wrapper: its closure, defaults and constants, read as data
+    "cell_contents", "getclosurevars", "nonlocals", "__kwdefaults__", "__defaults__",
+    "co_consts", "getmembers"})
+# What watches calls: the judge's child watches an answer with these, which must stay its own.
+TRACING_ATTRS = frozenset({"monitoring", "settrace", "setprofile", "settrace_all_threads",
+                           "setprofile_all_threads", "gettrace", "getprofile", "_current_frames",
+                           "addaudithook", "call_tracing"})
+# A partial's parts, taken from a lookup (JAX's rule tables hold partials of its own rules).
+PARTIAL_ATTRS = frozenset({"func", "keywords"})
+# Methods that change the dict or list they are called on.
+MUTATORS = frozenset({"update", "setdefault", "pop", "popitem", "clear"})
+# What an exercise about reading modules may use to read them.
+READING_MODULES = frozenset({"vars", "__dict__"})
+HIDING_MODULES = frozenset({"importlib", "ctypes", "gc", "inspect", "marshal", "pickle",
+                            "builtins", "runpy", "code", "codeop", "dill", "cloudpickle",
+                            "pkgutil", "mock", "pydoc"})    # mock: changes code the answer does not own
+COURSE_PACKAGE = "grader"
+TOO_DEEP = "its code is nested too deeply to read (an expression or block thousands of levels deep)"

@@ -1,0 +1,104 @@
+"""What watches a grading kernel while its cells run (`BoundedExecute`'s watchdog): every tick
+it reads the kernel's clock, the submission's budget, its CPU time, its tasks, what it cut off
+and what it wrote, and stops it with the reason of the first limit hit."""
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+from . import quota, watch
+from .channels import BoundedKernelClient
+
+
+def exercise_of_cells(nb) -> dict[int, str]:
+    """``{cell index: grade id}`` for the cells of an exercise: its grade cell and the answer
+    cells above it (what a time limit hit while they run is said to be "in")."""
+    found, pending = {}, []
+    for index, cell in enumerate(nb.cells):
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if meta.get("grade") and meta.get("grade_id"):
+            found.update({i: meta["grade_id"] for i in pending + [index]})
+            pending = []
+        elif meta.get("solution"):
+            pending.append(index)
+    return found
+
+
+class Watchdog(threading.Thread):
+    """Reads the kernel's CPU time, tasks, folder and clock every tick while cells run."""
+
+    def __init__(self, ex: BoundedExecute, folder: str, before: dict):
+        super().__init__(name="inside-vmap-kernel-watchdog", daemon=True)
+        self.ex, self.folder, self.before = ex, folder, before
+        self.done, self.process = threading.Event(), None
+
+    def run(self) -> None:
+        start = time.monotonic()
+        while not self.done.wait(watch.TICK_S):
+            reason = self.check(time.monotonic() - start)
+            if reason:
+                self.ex.stop(reason)
+
+    def check(self, elapsed: float) -> str | None:
+        ex, group = self.ex, self.ex._group
+        self.process = self.process or getattr(getattr(ex.km, "provisioner", None), "process",
+                                               None)
+        if elapsed > ex.wall_seconds:
+            return f"the grading kernel ran longer than {ex.wall_seconds} s"
+        budget = getattr(ex, "_budget", None)
+        if budget is not None and budget.left() <= 0:
+            return budget.spent(getattr(ex, "_where", ""))
+        if group is not None and group.cpu_seconds() > ex.cpu_seconds:
+            return f"the grading kernel used more than {ex.cpu_seconds} s of CPU time"
+        pid = ex.kernel_pid()
+        if (group.hit_task_limit() if group is not None else
+                pid and watch.tasks_in_tree(pid) > ex.max_tasks):
+            return f"the grading kernel started more than {ex.max_tasks} processes or threads"
+        if self._cut_off(pid):
+            return f"the grading kernel printed more than {ex.output_hard_mb} MiB at once"
+        return self.check_disk()
+
+    def _cut_off(self, pid: int | None) -> bool:
+        """A channel dropped a kernel that is still alive a moment later: ZeroMQ refused a
+        message too large. (A kernel that dies, or is interrupted to death, drops them too.)"""
+        kc = getattr(self.ex, "kc", None)
+        if self.ex._cut or not (getattr(self.ex, "_running", False) and
+                                isinstance(kc, BoundedKernelClient) and kc.cut_off()):
+            return False
+        time.sleep(0.1)
+        # Alive: the cut is the kernel's doing. (What it could not send then piles up in its
+        # memory: a kill for memory right after is the flood's, see _group_reason.)
+        self.ex._cut = watch.state(pid) not in (None, "Z", "X")
+        return self.ex._cut
+
+    def check_disk(self) -> str | None:
+        limit = self.ex.disk_mb * 2 ** 20
+        if quota.added(self.folder, self.before, limit) > limit:
+            return (f"the grading kernel wrote more than {self.ex.disk_mb} MiB into the "
+                    "submission's folder")
+        # Its socket folder is the host's too, and writable (the fifth red-team round filled the
+        # disk there): anything beside its sockets counts against the same limit.
+        for sockets in getattr(self.ex, "_sockets", ()):
+            try:
+                dev = os.stat(sockets).st_dev
+            except OSError:
+                continue
+            if quota.added(sockets, {}, limit) + quota.unlinked(self._pids(), dev) > limit:
+                return (f"the grading kernel wrote more than {self.ex.disk_mb} MiB into its "
+                        "socket folder")
+        return None
+
+    def _pids(self) -> list[int]:
+        group, pid = self.ex._group, self.ex.kernel_pid()
+        try:
+            return group.pids() if group is not None else list(watch._tree(pid) if pid else ())
+        except OSError:
+            return []
+
+    def finish(self) -> None:
+        self.done.set()
+        if self.is_alive():
+            self.join()
+        if self.process is not None:      # how the kernel ended (jupyter_client reaped it)
+            self.ex._exit_code = self.process.returncode
