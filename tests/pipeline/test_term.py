@@ -32,9 +32,14 @@ N = 4                                   # full, partial, blank, never submits (s
 def readme_term() -> list[str]:
     """The ``make`` lines of the guide's term block, comments dropped."""
     text = open(README, encoding="utf-8").read()
-    block = text[text.index("**A whole term**"):]
-    block = block[:block.index("| target |")]
-    lines = [line.strip().split("  #")[0].strip() for line in block.splitlines()
+    after = text[text.index("**A whole term**"):].splitlines()
+    first = next(i for i, line in enumerate(after) if line.startswith("    make "))
+    block = []                          # the term's code block: its indented lines, to its end
+    for line in after[first:]:
+        if line.strip() and not line.startswith("    "):
+            break
+        block.append(line)
+    lines = [line.strip().split("  #")[0].strip() for line in block
              if line.startswith("    make ")]
     assert len(lines) >= 8, lines
     return lines
