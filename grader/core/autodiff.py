@@ -17,6 +17,7 @@ import numpy as np
 import jax
 
 from . import _jax
+from .dispatch import patched_methods
 from ._jax.autodiff import Bound, is_custom_call, watch_transposes  # noqa: F401  (re-exported)
 
 METHODS = ("process_primitive", "process_custom_jvp_call", "process_custom_vjp_call")
@@ -48,13 +49,8 @@ def watch_methods(methods=METHODS):
             return original(self, *args, **kwargs)
         return run
 
-    for method, original in originals.items():
-        setattr(_jax.BatchTrace, method, wrapped(method, original))
-    try:
+    with patched_methods(originals, wrapped):
         yield calls
-    finally:
-        for method, original in originals.items():
-            setattr(_jax.BatchTrace, method, original)
 
 
 def reached(fn, *args, methods=METHODS) -> list[Reached]:

@@ -66,10 +66,18 @@ def watch_entries():
                 depth[0] -= 1
         return entry
 
-    for method, original in originals.items():
-        setattr(_jax.BatchTrace, method, spy(method, original))
-    try:
+    with patched_methods(originals, spy):
         yield seen
+
+
+@contextlib.contextmanager
+def patched_methods(originals: dict, wrap):
+    """``BatchTrace``'s methods ``originals`` ({name: function}) replaced by ``wrap(name,
+    function)`` inside the block, and put back on the way out, whatever happened."""
+    for method, original in originals.items():
+        setattr(_jax.BatchTrace, method, wrap(method, original))
+    try:
+        yield
     finally:
         for method, original in originals.items():
             setattr(_jax.BatchTrace, method, original)
