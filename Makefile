@@ -251,7 +251,7 @@ test: setup-all setup-old ## run everything: tests/ on the locked newest JAX, co
 	@$(CPU_ENV) $(VENV)/bin/python -c 'from grader.judge import sandbox; raise SystemExit(not sandbox.available())' \
 	    >/dev/null 2>&1 || echo "inside-vmap: SANDBOX TESTS SKIPPED: bubblewrap is missing or cannot run here (apt-get \
 	install bubblewrap; $(BUILD)/apt-bubblewrap.log says why it was not installed); grading would run unsandboxed"
-	$(call pytest-on,$(VENV),$(CPU_ENV),-m "not browser",tests)
+	$(call pytest-on,$(VENV),$(CPU_ENV),-m "not browser" --durations=40,tests)
 	$(call pytest-on,$(OLD_VENV),$(CPU_ENV),-p no:cacheprovider,tests/core tests/properties tests/lessons)
 	$(call pytest-on,$(VENV),$(CPU_ENV),$(NBVAL_STRICT),lessons)
 	$(call pytest-on,$(OLD_VENV),$(CPU_ENV),$(NBVAL_LAX),lessons)

@@ -152,11 +152,35 @@ def full_marks(paths: C.Paths, what: str, db: str | None = None) -> None:
     from nbgrader.api import Gradebook
     db = db or os.path.join(paths.course, "gradebook.db")
     with Gradebook("sqlite:///" + db, C.COURSE_ID) as gb:
-        short = [(a.name, s.student.id, s.score, s.max_score) for a in gb.assignments
+        short = [(a.name, s.student.id, s.score, s.max_score, _lost(s, os.path.dirname(db))) for a in gb.assignments
                  for s in a.submissions if not s.max_score or s.score != s.max_score]
     if short:
         raise RuntimeError(f"{what} did not give every solved submission full marks (so its time "
                            f"is not a grading time): {short[:5]}; see its autograde.log")
+
+
+def _lost(submission, course: str) -> list[tuple]:
+    """Where a solved submission lost points: each grade cell's id, score, whether it waits for a
+    human, and the feedback its grade cell shows (what the judge said)."""
+    return [(g.name, g.score, g.max_score, "manual" if g.needs_manual_grade else "",
+             _output(course, submission, g.notebook.name, g.name))
+            for nb in submission.notebooks for g in nb.grades if g.score != g.max_score]
+
+
+def _output(course: str, submission, notebook: str, grade_id: str, most: int = 600) -> str:
+    import nbformat
+    path = os.path.join(course, "autograded", submission.student.id, submission.assignment.name,
+                        notebook + ".ipynb")
+    try:
+        nb = nbformat.read(path, as_version=4)
+    except (OSError, ValueError):
+        return f"(no autograded notebook at {path})"
+    for cell in nb.cells:
+        if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") == grade_id:
+            text = " ".join(o.get("text", "") or str(o.get("data", {}).get("text/plain", ""))
+                            for o in cell.get("outputs", []))
+            return text[:most]
+    return ""
 
 
 # ---- same results as a serial run ------------------------------------------------------------

@@ -19,25 +19,28 @@ from .vocabulary import (COURSE_PACKAGE, DYNAMIC_ATTRS, HIDING_ATTRS, HIDING_CAL
                          TRACING_ATTRS)
 
 
-def reasons(sources: list[str], rules: Delegation, reached=()) -> list[str]:
+def reasons(sources: list[str], rules: Delegation, reached=(), answers=()) -> list[str]:
     """Why these answer cells need a human grader; empty when they read as honest code.
     ``reached``: ``(cell name, source, statement indices)`` of other answer cells whose
     statements this exercise's code can reach (`grader.judge.reach`): those statements are read
-    against this exercise's rules too, and a reason found there names the cell."""
+    against this exercise's rules too, and a reason found there names the cell. ``answers``: the
+    names the notebook's exercises ask the student to define (their ``needs``): calling one's own
+    answer (``print(cond_plan(case))``) is a self-test, not a delegation, even where a rule
+    forbids the course's helper of that name."""
     found: list[str] = []
     for source in sources:
-        for reason in _read(source, rules):
+        for reason in _read(source, rules, answers=answers):
             if reason not in found:
                 found.append(reason)
     for cell, source, indices in reached:
-        for reason in _read(source, rules, indices):
+        for reason in _read(source, rules, indices, answers):
             reason = f"{reason} (in {cell}, whose code this answer uses)"
             if reason not in found:
                 found.append(reason)
     return found
 
 
-def _read(source: str, rules: Delegation, indices=None) -> list[str]:
+def _read(source: str, rules: Delegation, indices=None, answers=()) -> list[str]:
     """One cell read (only its top-level statements ``indices``, when given)."""
     try:
         tree = ast.parse(source)
@@ -49,7 +52,7 @@ def _read(source: str, rules: Delegation, indices=None) -> list[str]:
         owned = _owned_names(tree)      # what the cell owns, from the whole cell
         if indices is not None:
             tree = ast.Module(body=[tree.body[i] for i in indices], type_ignores=[])
-        return _Reader(rules, owned).read(tree)
+        return _Reader(rules, owned, _variables(tree, owned) | set(answers)).read(tree)
     except (RecursionError, MemoryError):   # an AST deeper than Python's recursion limit
         return [TOO_DEEP]
 
@@ -86,6 +89,21 @@ def _owned_names(tree) -> set[str]:
     return owned
 
 
+def _variables(tree, owned: set[str]) -> set[str]:
+    """The cell's plain variables: names it owns that it never binds to code of its own (a
+    ``def``, a ``class``, a lambda). ``jacobian = vmap_jacobian(f, x)`` is a local that happens
+    to share a forbidden name; ``def _std_basis(...)``, a transcribed JAX helper under JAX's own
+    name, stays code that bears it."""
+    code = {n.name for n in ast.walk(tree)
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    for n in ast.walk(tree):
+        if isinstance(n, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) and \
+                isinstance(n.value, ast.Lambda):
+            targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+            code |= {t.id for t in targets if isinstance(t, ast.Name)}
+    return owned - code
+
+
 def _root(expr) -> str | None:
     """The name an attribute chain (``a.b[c].d``, ``getattr(a, "b")``) starts from, or None for
     anything else (a call's result, a literal)."""
@@ -113,8 +131,10 @@ def _literal_name(call) -> str | None:
 
 
 class _Reader(ast.NodeVisitor):
-    def __init__(self, rules: Delegation, owned: set[str]):
-        self.rules, self.owned, self.found = rules, owned, []
+    def __init__(self, rules: Delegation, owned: set[str], mine: set[str] = frozenset()):
+        # ``mine``: bare names that are the student's own data or answers (`_variables`, the
+        # exercises' answer names): using one is not using JAX's or the course's object.
+        self.rules, self.owned, self.mine, self.found = rules, owned, mine, []
         # A string that *is* the name (or a dotted path ending in it) reaches the object, as in
         # getattr(module, "name"); a sentence that mentions it does not.
         self.words = [re.compile(rf"^\s*(?:[\w.:]+[.:])?{re.escape(n)}\s*$")
@@ -200,7 +220,8 @@ class _Reader(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_Name(self, node):
-        self._check_name(node.id, "uses")
+        if node.id not in self.mine:
+            self._check_name(node.id, "uses")
         if (node.id in HIDING_CALLS or node.id == "__builtins__") and node.id not in self.allowed:
             self._say(f"it uses `{node.id}`, which runs or reaches code by a computed name")
         elif (node.id in DYNAMIC_ATTRS and isinstance(node.ctx, ast.Load)

@@ -161,6 +161,17 @@ def cases_rng(seed: int | None, key: str) -> np.random.Generator:
     return np.random.default_rng([seed, zlib.crc32(key.encode())])
 
 
+def readings(the_plan, graded, known) -> dict[str, list[str]]:
+    """``{grade id: reasons}``: each exercise's answer cells (and the statements of other answer
+    cells its code reaches) read against its rules before anything runs (`delegation`)."""
+    sources = {c["name"]: c["source"] for c in the_plan.cells if c["kind"] == "answer"}
+    answers = {name for gid in graded for name in known[gid].needs}
+    return {gid: delegation.reasons(
+        [sources[n] for n in the_plan.owned[gid]], known[gid].delegation,
+        [(n, sources[n], idx) for n, idx in the_plan.reached[gid].items()], answers)
+        for gid in graded}
+
+
 def judge(nb, limits=sandbox.Limits(), use_bwrap=None, rng=None,
           cache: sandbox.CompileCache | None = None, budget: sandbox.Budget | None = None,
           template: Template | None = None, forked: bool = True) -> dict[str, Result]:
@@ -176,10 +187,7 @@ def judge(nb, limits=sandbox.Limits(), use_bwrap=None, rng=None,
     # template (the notebook's order) and autograde's (the gradebook's) must draw the same.
     cases = {gid: known[gid].cases(rng, True) for gid in sorted(graded)}
     the_plan = plan(nb, template, graded)
-    sources = {c["name"]: c["source"] for c in the_plan.cells if c["kind"] == "answer"}
-    flags = {gid: delegation.reasons(
-        [sources[n] for n in the_plan.owned[gid]], known[gid].delegation,
-        [(n, sources[n], idx) for n, idx in the_plan.reached[gid].items()]) for gid in graded}
+    flags = readings(the_plan, graded, known)
     if use_bwrap is None:
         use_bwrap = sandbox.available()
     runs = _Runs(the_plan, cases, limits, (use_bwrap, cache, budget or sandbox.Budget(), forked))

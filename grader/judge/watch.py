@@ -107,9 +107,11 @@ class Follow:
                 for key, _ in self.sel.select(max(0.0, min(TICK_S, deadline - now))):
                     self._serve(key)
                 now = time.monotonic()
-                if now >= deadline:
-                    self.reason = f"timed out after {self.limits.wall_s:.0f} s"
+                # A limit first: a fork bomb can starve this loop past the deadline, and the
+                # limit it hit is the truer reason.
                 self.reason = self.reason or self._over_limits()
+                if now >= deadline and self.reason is None:
+                    self.reason = f"timed out after {self.limits.wall_s:.0f} s"
                 if self.proc.poll() is not None:
                     exited = exited or now
                     if now - exited > GRACE_S:

@@ -213,10 +213,7 @@ def reading(nb) -> dict:
     known = lessons.exercises()
     template = runner.Template.of_notebook(nb)
     graded = [g for g in template.graded if g in known]
-    plan = runner.plan(nb, template, graded)
-    sources = {c["name"]: c["source"] for c in plan.cells if c["kind"] == "answer"}
-    return {g: reasons([sources[n] for n in plan.owned[g]], known[g].delegation,
-                       [(n, sources[n], i) for n, i in plan.reached[g].items()]) for g in graded}
+    return runner.readings(runner.plan(nb, template, graded), graded, known)
 
 
 @pytest.mark.parametrize("form", sorted(BINDINGS))
@@ -252,3 +249,44 @@ def test_a_dynamic_exercise_s_helper_used_elsewhere_is_read_by_the_user_s_rules(
         "    f = _look(B, 'vectorized' + '_batcher')\n"
         "    return f(prim, None, vals, dims, **params)\n"))
     assert any("computed attribute name" in r for r in reading(nb)["moments_rule"])
+
+
+# ---- the student's own names ---------------------------------------------------------------------
+JACOBIAN = Delegation(names=("jacfwd", "jacrev", "jacobian", "_std_basis"))
+
+
+@pytest.mark.parametrize("source", [
+    "def vmap_jacobian(f, x):\n    jacobian = jax.vmap(f)(x)\n    return jacobian\n",
+    "def vmap_jacobian(f, x):\n    for jacobian in [jax.vmap(f)(x)]:\n        return jacobian\n",
+    "def vmap_jacobian(f, x, jacobian=None):\n    return jacobian\n",
+    "def vmap_jacobian(f, x):\n    if (jacobian := jax.vmap(f)(x)) is not None:\n        return jacobian\n",
+])
+def test_a_plain_variable_sharing_a_forbidden_name_is_the_students_own(source):
+    assert reasons([source], JACOBIAN) == []
+
+
+@pytest.mark.parametrize("source", [
+    "def _std_basis(x):\n    return jnp.eye(x.size)\n"
+    "def vmap_jacobian(f, x):\n    return jax.vmap(f)(_std_basis(x))\n",
+    "_std_basis = lambda x: jnp.eye(x.size)\n"
+    "def vmap_jacobian(f, x):\n    return jax.vmap(f)(_std_basis(x))\n",
+    "class jacobian:\n    pass\nj = jacobian()\n",
+    "jacobian = jax.jacobian\n",
+    "from jax import jacfwd as mine\n",
+    "jacobian = getattr(jax, 'jacrev')\n",
+])
+def test_code_bearing_a_forbidden_name_or_reaching_it_is_still_read_as_delegation(source):
+    assert reasons([source], JACOBIAN) != []
+
+
+PLANS = Delegation(names=("cond_plan", "cond_program"))
+
+
+def test_calling_ones_own_answer_is_a_self_test_not_a_delegation():
+    source = "def cond_plan(case):\n    return {}\nprint(cond_plan({'B': 2}))\n"
+    assert reasons([source], PLANS) == ["it uses `cond_plan`, the implementation this exercise "
+                                        "asks you to write"]      # read without the answers
+    assert reasons([source], PLANS, answers={"cond_plan"}) == []
+    # the course's helper of that name is the course's, answer or not
+    assert reasons(["p = L3.cond_plan\n", "y = cond_program(1)\n"], PLANS,
+                   answers={"cond_plan"}) != []
