@@ -15,6 +15,7 @@ import sys
 from ..core import _jax
 
 RULE_ARG = "prim"            # a rule maker's first parameter, in JAX's source on every release
+CALLED_AS = "call_wrapped"   # how JAX's code runs a transformed function (linear_util.WrappedFun)
 
 
 def owners() -> tuple[str, ...]:
@@ -30,13 +31,26 @@ def owners() -> tuple[str, ...]:
 
 
 def chain(obj) -> list:
-    """``obj`` and what it wraps: partials' ``func``, methods' ``__func__``, ``__wrapped__``."""
+    """``obj`` and what it wraps: partials' ``func``, methods' ``__func__``, ``__wrapped__``; for
+    a function JAX decorated with one of ``linear_util``'s transformations, the function itself."""
     out = []
     while obj is not None and len(out) < 8:
         out.append(obj)
-        obj = (getattr(obj, "func", None) or getattr(obj, "__func__", None) or
-               getattr(obj, "__wrapped__", None))
+        obj = (transformed(obj) or getattr(obj, "func", None) or
+               getattr(obj, "__func__", None) or getattr(obj, "__wrapped__", None))
     return out
+
+
+def transformed(obj):
+    """``@lu.transformation2 def _batch_outer(f, ...)`` leaves ``partial(transformation2,
+    _batch_outer)`` in the module: its ``func`` is the decorator, which every transformation shares
+    (watching that would watch them all); the generator it holds is what runs. JAX's code never
+    calls a generator by its name: it runs inside ``WrappedFun.call_wrapped``, which the frame
+    that had the function transformed calls by name (`CALLED_AS`)."""
+    if isinstance(obj, functools.partial) and obj.args and callable(obj.args[0]) and \
+            getattr(obj.func, "__module__", None) == "jax._src.linear_util":
+        return obj.args[0]
+    return None
 
 
 def table_names() -> set[str]:

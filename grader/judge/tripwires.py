@@ -69,7 +69,9 @@ class _Watch:
             if codes:
                 self.codes[codes[-1]] = spec   # the innermost: what every route ends up running
                 self.skip.update(codes[:-1])
-            self.names[spec] = frozenset({target(spec)[1]} | callers.table_names())
+            self.names[spec] = frozenset({target(spec)[1]} | callers.table_names() |
+                                         ({callers.CALLED_AS} if callers.transformed(original)
+                                          else set()))
         self._calls_by_name: dict = {}         # (code, spec) -> whether it names the function
 
     def is_one(self, obj, specs) -> list[str]:

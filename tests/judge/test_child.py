@@ -50,6 +50,40 @@ def test_vmap_run_by_jax_for_the_answer_is_seen_by_a_strict_exercise():
     assert "jax._src.interpreters.batching:_batch_outer" in got["tripped"], got
 
 
+# Batching the program without vmap: the module's own jaxpr entry points, reached by a name no
+# reading sees. Each is watched by its own code (`callers.chain` looks through the
+# `partial(lu.transformation2, gen)` JAX's decorators leave, to the generator itself).
+JAXPR_BATCHERS = {
+    "batch_jaxpr2": "_b.batch_jaxpr2(_closed, _ax, (0,))",
+    "batch_jaxpr": "_b.batch_jaxpr(_closed, _ax, [True], False)",
+}
+
+
+@pytest.mark.parametrize("how", sorted(JAXPR_BATCHERS))
+def test_batching_a_jaxpr_without_vmap_is_seen_by_the_strict_watch(how):
+    got = observed("import importlib, jax, jax.numpy as jnp\n"
+                   "_b = importlib.import_module('jax._src.interpreters.' + 'batch' + 'ing')\n"
+                   "def where_it_lands(program, in_dims):\n"
+                   "    global _closed, _ax\n"
+                   "    _closed = jax.make_jaxpr(jnp.sin)(1.0)\n"
+                   "    _ax = _b.AxisData('i', 3, None, None) if hasattr(_b, 'AxisData') else 3\n"
+                   "    try:\n"
+                   f"        {JAXPR_BATCHERS[how]}\n"
+                   "    except Exception:\n"
+                   "        pass\n"
+                   "    return {}\n")
+    assert f"jax._src.interpreters.batching:{how}" in got["tripped"] or \
+        any(t.startswith("jax._src.interpreters.batching:_batch_jaxpr") for t in got["tripped"]), got
+
+
+def test_the_watch_looks_through_jaxs_transformation_decorators():
+    from jax._src.interpreters import batching
+
+    from grader.judge.callers import chain
+    inner = chain(batching._batch_outer)[-1]
+    assert inner.__name__ == "_batch_outer" and "linear_util" not in inner.__module__
+
+
 # Calls made while the cells run count too: JAX's function run beforehand, its results kept for
 # later (a table looked up by where_it_lands), however the call was made.
 PRECOMPUTED = {

@@ -202,13 +202,20 @@ def failure_hint(case, failure) -> str:
     return "where_it_lands(program, in_dims) should return {step name: batch dim or None}."
 
 
-# vmap itself would answer (as would out_axes=infer): the answer reasons from the rules instead.
+# vmap itself would answer (as would out_axes=infer, or batching a jaxpr by the module's own entry
+# points): the answer reasons from the rules instead. Strict: whoever calls them while the answer
+# is observed, the answer had JAX batch the program.
+_BATCHING = "jax._src.interpreters.batching"
 WHERE_IT_LANDS = Exercise(
     "l2_where_it_lands", 5, ("where_it_lands",), observe.where_it_lands, cases, expect, compare,
     name="check_where_it_lands", failure_hint=failure_hint,
-    delegation=Delegation(calls=(
-        "jax._src.api:vmap", "jax._src.interpreters.batching:_batch_outer",
-        "jax._src.interpreters.batching:_batch_inner"), strict=True))
+    delegation=Delegation(
+        names=("batching", "BatchTrace", "batch_jaxpr", "batch_jaxpr2", "_batch_outer",
+               "_batch_inner", "_batch_jaxpr_outer", "_batch_jaxpr_inner"),
+        calls=("jax._src.api:vmap", *(f"{_BATCHING}:{n}" for n in (
+            "_batch_outer", "_batch_inner", "batch", "batch_jaxpr", "batch_jaxpr2",
+            "batch_jaxpr_axes", "_batch_jaxpr_outer", "_batch_jaxpr_inner"))),
+        strict=True))
 check_where_it_lands = WHERE_IT_LANDS.checker()
 
 __all__ = ["WHERE_IT_LANDS", "check_where_it_lands", "visible_programs"]
