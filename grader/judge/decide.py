@@ -9,7 +9,8 @@ is undecided: the run ended before the exercise did, and it is judged again on i
 from __future__ import annotations
 
 from ..feedback import Finding, Result, result
-from . import session, tamper
+from . import session
+from .box import tamper
 
 # The longest reason a verdict gives for manual grading (it reaches the gradebook and the export).
 MAX_REASON = 600

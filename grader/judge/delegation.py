@@ -5,7 +5,7 @@ that compute it, has not solved the exercise; one that hides what it calls, or c
 does not own (the checks' observers, JAX), cannot be read. All go to an instructor (needs manual
 grading, with the reason), never to full marks or a silent zero. This reads the code as text
 (Python's ``ast``) in the trusted process; the judge's child adds what it sees happen
-(`grader.judge.child`). Comments, docstrings and messages that only mention a name are prose,
+(`grader.judge.box.child`). Comments, docstrings and messages that only mention a name are prose,
 not code, and never count.
 """
 from __future__ import annotations
@@ -52,7 +52,7 @@ def _read(source: str, rules: Delegation, indices=None, answers=()) -> list[str]
         owned = _owned_names(tree)      # what the cell owns, from the whole cell
         if indices is not None:
             tree = ast.Module(body=[tree.body[i] for i in indices], type_ignores=[])
-        return _Reader(rules, owned, _variables(tree, owned) | set(answers)).read(tree)
+        return _Reader(rules, owned, set(answers)).read(tree)
     except (RecursionError, MemoryError):   # an AST deeper than Python's recursion limit
         return [TOO_DEEP]
 
@@ -89,19 +89,54 @@ def _owned_names(tree) -> set[str]:
     return owned
 
 
-def _variables(tree, owned: set[str]) -> set[str]:
-    """The cell's plain variables: names it owns that it never binds to code of its own (a
-    ``def``, a ``class``, a lambda). ``jacobian = vmap_jacobian(f, x)`` is a local that happens
-    to share a forbidden name; ``def _std_basis(...)``, a transcribed JAX helper under JAX's own
-    name, stays code that bears it."""
-    code = {n.name for n in ast.walk(tree)
-            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
-    for n in ast.walk(tree):
-        if isinstance(n, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) and \
-                isinstance(n.value, ast.Lambda):
-            targets = n.targets if isinstance(n, ast.Assign) else [n.target]
-            code |= {t.id for t in targets if isinstance(t, ast.Name)}
-    return owned - code
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ListComp, ast.SetComp,
+           ast.DictComp, ast.GeneratorExp)
+
+
+def _locals(scope) -> set[str]:
+    """The names Python makes local to a function (or comprehension) ``scope``: its arguments
+    and what its own body binds, less what it declares ``global``/``nonlocal``. Inside it such a
+    name can only be that local (or an UnboundLocalError), never a module's or JAX's object: a
+    local ``jacobian = ...`` is the student's own. Names of ``def``/``class`` statements are not
+    plain data and stay read (``def _std_basis(...)``, a transcribed JAX helper)."""
+    found, declared = set(), set()
+    args = getattr(scope, "args", None)
+    if args is not None:
+        found |= {a.arg for a in ast.walk(args) if isinstance(a, ast.arg)}
+    if isinstance(scope, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+        body = [g.target for g in scope.generators]
+    else:
+        body = scope.body if isinstance(scope.body, list) else [scope.body]
+    todo = list(body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.Global, ast.Nonlocal)):
+            declared |= set(node.names)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            found.add(node.id)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            found.add(node.name)
+        if isinstance(node, _SCOPES + (ast.ClassDef,)):
+            continue                  # a nested scope binds for itself
+        todo.extend(ast.iter_child_nodes(node))
+    return found - declared
+
+
+def _split(scope) -> tuple[list, list]:
+    """A scope's nodes Python evaluates outside it (decorators, defaults, annotations, a
+    comprehension's first iterable) and those it runs inside it."""
+    if isinstance(scope, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+        first, *rest = scope.generators
+        elts = [scope.key, scope.value] if isinstance(scope, ast.DictComp) else [scope.elt]
+        return [first.iter], [first.target, *first.ifs, *rest, *elts]
+    args = scope.args
+    outside = [*args.defaults, *(d for d in args.kw_defaults if d is not None)]
+    if not isinstance(scope, ast.Lambda):
+        outside += [*scope.decorator_list, *(a.annotation for a in ast.walk(args)
+                                             if isinstance(a, ast.arg) and a.annotation)]
+        outside += [scope.returns] if scope.returns else []
+    body = scope.body if isinstance(scope.body, list) else [scope.body]
+    return outside, body
 
 
 def _root(expr) -> str | None:
@@ -132,8 +167,9 @@ def _literal_name(call) -> str | None:
 
 class _Reader(ast.NodeVisitor):
     def __init__(self, rules: Delegation, owned: set[str], mine: set[str] = frozenset()):
-        # ``mine``: bare names that are the student's own data or answers (`_variables`, the
-        # exercises' answer names): using one is not using JAX's or the course's object.
+        # ``mine``: the exercises' answer names, the student's own wherever used; a function's
+        # locals (`_locals`) are the student's inside that function. Using one is not using JAX's
+        # or the course's object.
         self.rules, self.owned, self.mine, self.found = rules, owned, mine, []
         # A string that *is* the name (or a dotted path ending in it) reaches the object, as in
         # getattr(module, "name"); a sentence that mentions it does not.
@@ -143,6 +179,7 @@ class _Reader(ast.NodeVisitor):
 
     def read(self, tree) -> list[str]:
         self._plain = set()          # getattr nodes that are plain calls with a literal name
+        self._scopes = []            # the locals of each function being read, innermost last
         self._settings = _jax_config_names(tree)
         self._docstrings = {id(n.body[0].value) for n in ast.walk(tree) if _is_docstring_owner(n)}
         self.visit(tree)
@@ -151,6 +188,22 @@ class _Reader(ast.NodeVisitor):
     def _say(self, reason: str) -> None:
         if reason not in self.found:
             self.found.append(reason)
+
+    def generic_visit(self, node):
+        if not isinstance(node, _SCOPES):
+            return super().generic_visit(node)
+        outside, inside = _split(node)
+        for child in outside:          # evaluated where the scope is written, not in it
+            self.visit(child)
+        self._scopes.append(_locals(node))
+        try:
+            for child in inside:
+                self.visit(child)
+        finally:
+            self._scopes.pop()
+
+    def _is_mine(self, name: str) -> bool:
+        return name in self.mine or any(name in scope for scope in self._scopes)
 
     def _check_name(self, name: str, how: str) -> None:
         if name in self.rules.names:
@@ -208,6 +261,8 @@ class _Reader(ast.NodeVisitor):
 
     def visit_ImportFrom(self, node):
         self._check_module(node.module or "")
+        for part in (node.module or "").split("."):
+            self._check_name(part, "imports from")
         for alias in node.names:
             self._check_name(alias.name, "imports")
             if alias.name in HIDING_CALLS:
@@ -220,7 +275,7 @@ class _Reader(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_Name(self, node):
-        if node.id not in self.mine:
+        if not self._is_mine(node.id):
             self._check_name(node.id, "uses")
         if (node.id in HIDING_CALLS or node.id == "__builtins__") and node.id not in self.allowed:
             self._say(f"it uses `{node.id}`, which runs or reaches code by a computed name")

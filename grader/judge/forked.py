@@ -23,7 +23,8 @@ import threading
 import time
 import warnings
 
-from . import sandbox, watch, zygote
+from . import sandbox, watch
+from .box import zygote
 
 START_S = 120.0            # for the zygote to import JAX and the kits, on a loaded machine
 REPLY_S = 10.0             # for it to answer a fork
@@ -66,7 +67,7 @@ class Zygote:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         # OpenBLAS starts its threads as numpy loads: one thread, or the zygote cannot fork.
         env = dict(env, OPENBLAS_NUM_THREADS="1")
-        argv = box + [sys.executable, "-m", "grader.judge.zygote", str(theirs.fileno()), role]
+        argv = box + [sys.executable, "-m", "grader.judge.box.zygote", str(theirs.fileno()), role]
         try:
             self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,

@@ -18,7 +18,8 @@ import json
 import os
 import sys
 
-from . import confine, sandbox, seccomp
+from . import sandbox
+from .box import confine, seccomp
 
 NAME = "inside-vmap-sandboxed"
 LIMITS_ARG = "--inside-vmap-limits"

@@ -61,7 +61,7 @@ class JudgeExercises(NbGraderPreprocessor):
                             ).tag(config=True)
 
     fork_children = Bool(True, help="Fork each judge child from a zygote that has imported JAX "
-                                    "once (grader.judge.zygote), in the same box and limits; "
+                                    "once (grader.judge.box.zygote), in the same box and limits; "
                                     "where one cannot start, or False, each child starts in a "
                                     "box of its own.").tag(config=True)
 

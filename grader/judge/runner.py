@@ -217,7 +217,7 @@ class _Runs:
                                lambda g, seen: known[g].verdict(cases[g], seen),
                                self.limits.case_kb * 2 ** 10)
         use_bwrap, cache, budget, forked = self.how
-        out = sandbox.run("grader.judge.child", "", self.limits, use_bwrap, cache, budget,
+        out = sandbox.run("grader.judge.box.child", "", self.limits, use_bwrap, cache, budget,
                           forked, talk)
         return out, talk, {g: decide.settle(known[g], cases[g], talk, self.plan.watched(g))
                            for g in gids}

@@ -26,7 +26,8 @@ import tempfile
 import warnings
 from dataclasses import dataclass
 
-from . import cgroup, confine, kit_tree, seccomp, watch
+from . import cgroup, kit_tree, watch
+from .box import confine, seccomp
 from .budget import Budget, submission_budget  # noqa: F401  (the box's callers' one import)
 from .cgroup import confinement
 
@@ -198,7 +199,7 @@ def run(module: str, stdin: str, limits: Limits = Limits(), use_bwrap: bool | No
     ``forked`` is false; the box and the limits are the same either way."""
     if use_bwrap is None:
         use_bwrap = available()
-    if forked and use_bwrap and module == "grader.judge.child":
+    if forked and use_bwrap and module == "grader.judge.box.child":
         from . import forked as zygotes
         outcome = zygotes.run(stdin, limits, cache, budget, talk)
         if outcome is not None:

@@ -16,7 +16,7 @@ import json
 import time
 
 from .. import wire
-from . import channel
+from .box import channel
 
 MAX_DEPTH = 48            # nesting of one observation (honest ones: about 10)
 MAX_VALUES = 1 << 16      # containers and elements in one line (honest ones: a few hundred)
@@ -195,7 +195,7 @@ def in_process(talk: Session) -> None:
     profiling of a child): no box, no limits, the same messages."""
     from collections import deque
 
-    from . import channel, child
+    from .box import channel, child
     opening = talk.opening()
     key, first = bytearray(opening[:channel.KEY_BYTES]), opening[channel.KEY_BYTES:]
     inbox = deque([json.loads(first)])

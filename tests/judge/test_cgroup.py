@@ -8,7 +8,8 @@ import time
 
 import pytest
 
-from grader.judge import cgroup, confine
+from grader.judge import cgroup
+from grader.judge.box import confine
 
 pytestmark = pytest.mark.skipif(not cgroup.available(),
                                 reason="no cgroup can be made here (not root, or no delegated v2)")

@@ -1,10 +1,10 @@
-"""The judge's conversation with its child (grader/judge/channel.py): the key is held by the
+"""The judge's conversation with its child (grader/judge/box/channel.py): the key is held by the
 hash library alone, and only a line sealed with it, unchanged, is read."""
 import os
 
 import pytest
 
-from grader.judge import channel
+from grader.judge.box import channel
 
 
 def sealed_lines(key: bytes, *messages) -> list[bytes]:

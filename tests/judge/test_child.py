@@ -6,7 +6,7 @@ import pytest
 from tests.fixtures import judging
 
 from grader import lessons
-from grader.judge import child
+from grader.judge.box import child
 
 LANDS = lessons.exercises()["l2_where_it_lands"]
 CASE = LANDS.cases(np.random.default_rng(0), False)[0]
@@ -79,7 +79,7 @@ def test_batching_a_jaxpr_without_vmap_is_seen_by_the_strict_watch(how):
 def test_the_watch_looks_through_jaxs_transformation_decorators():
     from jax._src.interpreters import batching
 
-    from grader.judge.callers import chain
+    from grader.judge.box.callers import chain
     inner = chain(batching._batch_outer)[-1]
     assert inner.__name__ == "_batch_outer" and "linear_util" not in inner.__module__
 
@@ -175,3 +175,17 @@ def test_the_wires_are_gone_afterwards():
 def test_only_kit_observers_can_be_named():
     with pytest.raises(ValueError):
         child._resolve("os:system")
+
+
+def test_jaxs_jacobian_through_a_wrapper_of_jaxs_own_is_the_answers():
+    # jax.experimental.sparse's jacfwd/jacrev call jax.jacfwd/jacrev by name: JAX's own call, to
+    # a watch that is not strict. vmap_jacobian's is: JAX never runs them for a vjp/jvp answer.
+    jacobian = lessons.exercises()["l4_vmap_jacobian"]
+    cells = [{"name": "a", "kind": "answer", "source": (
+        "from jax.experimental import sparse as _s\n"
+        "def vmap_jacobian(f, x):\n"
+        "    return _s.jacrev(f)(x)\n")}]
+    cases = jacobian.cases(np.random.default_rng(0), False)[:1]
+    found, _, _ = judging.run(cells, {"l4_vmap_jacobian": cases})
+    assert "jax._src.api:jacrev" in found["l4_vmap_jacobian"]["tripped"], found
+

@@ -252,7 +252,7 @@ def test_a_dynamic_exercise_s_helper_used_elsewhere_is_read_by_the_user_s_rules(
 
 
 # ---- the student's own names ---------------------------------------------------------------------
-JACOBIAN = Delegation(names=("jacfwd", "jacrev", "jacobian", "_std_basis"))
+JACOBIAN = Delegation(names=("jacfwd", "jacrev", "jacobian", "_std_basis", "batching"))
 
 
 @pytest.mark.parametrize("source", [
@@ -266,6 +266,15 @@ def test_a_plain_variable_sharing_a_forbidden_name_is_the_students_own(source):
 
 
 @pytest.mark.parametrize("source", [
+    # names a star import may have bound, made to look like the cell's own
+    "from jax import *\nif 0:\n    jacfwd = None\nj = jacfwd(f)(x)\n",
+    "from jax import *\ndef vmap_jacobian(f, x, jacfwd=jacfwd):\n    return jacfwd(f)(x)\n",
+    "from jax import *\nj = [jacfwd for jacfwd in [jacfwd]][0]\n",
+    "from jax import *\ndef vmap_jacobian(f, x):\n    global jacfwd\n    jacfwd = jacfwd\n"
+    "    return jacfwd(f)(x)\n",
+    "from jax._src.api import *\n@jacfwd\ndef g(x):\n    return x\n",
+    # the module path of a from-import names it too
+    "from jax._src.interpreters.batching import fancy_primitive_batchers\n",
     "def _std_basis(x):\n    return jnp.eye(x.size)\n"
     "def vmap_jacobian(f, x):\n    return jax.vmap(f)(_std_basis(x))\n",
     "_std_basis = lambda x: jnp.eye(x.size)\n"
@@ -290,3 +299,16 @@ def test_calling_ones_own_answer_is_a_self_test_not_a_delegation():
     # the course's helper of that name is the course's, answer or not
     assert reasons(["p = L3.cond_plan\n", "y = cond_program(1)\n"], PLANS,
                    answers={"cond_plan"}) != []
+
+
+@pytest.mark.parametrize("grade_id, source", [
+    # JAX's rule table, imported by the module path of a from-import (red team, round 4)
+    ("l2_where_it_lands", "from jax._src.interpreters.batching import fancy_primitive_batchers as t\n"),
+    ("l2_where_it_lands", "import jax\nt = jax._src.interpreters.batching.primitive_batchers\n"),
+    # names a star import brought in, then made to look like the cell's own by a dead store
+    ("l4_vmap_jacobian", "from jax.experimental.sparse import *\nif 0:\n    jacfwd = jacrev = None\n"
+                         "def vmap_jacobian(f, x):\n    return jacrev(f)(x)\n"),
+])
+def test_the_red_teams_readings_are_flagged_by_the_exercises_own_rules(grade_id, source):
+    from grader import lessons
+    assert reasons([source], lessons.exercises()[grade_id].delegation) != []

@@ -13,7 +13,8 @@ from tests.fixtures.attacks import DECOY_SPY_RUN
 
 from grader import lessons
 from grader.instructor import classroom as C
-from grader.judge import runner, tamper
+from grader.judge import runner
+from grader.judge.box import tamper
 
 pytestmark = pytest.mark.filterwarnings("ignore::grader.judge.sandbox.SandboxUnavailable")
 

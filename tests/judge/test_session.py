@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from grader.judge import channel, session
+from grader.judge import session
+from grader.judge.box import channel
 
 JOB = {"observe": "x:y", "needs": ["f"], "calls": ["m:f"], "strict": False}
 

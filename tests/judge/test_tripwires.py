@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from grader.judge import child, tripwires
+from grader.judge.box import child, tripwires
 
 SPEC = "jax._src.interpreters.batching:matchaxis"
 PREFIX = child.ANSWER_FILE.partition("{")[0]

@@ -202,8 +202,9 @@ def failure_hint(case, failure) -> str:
     return "where_it_lands(program, in_dims) should return {step name: batch dim or None}."
 
 
-# vmap itself would answer (as would out_axes=infer, or batching a jaxpr by the module's own entry
-# points): the answer reasons from the rules instead. Strict: whoever calls them while the answer
+# vmap itself would answer (as would out_axes=infer, batching a jaxpr by the module's own entry
+# points, or running each equation through JAX's rule from its tables): the answer reasons from
+# the rules instead. Strict: whoever calls them while the answer
 # is observed, the answer had JAX batch the program.
 _BATCHING = "jax._src.interpreters.batching"
 WHERE_IT_LANDS = Exercise(
@@ -211,7 +212,7 @@ WHERE_IT_LANDS = Exercise(
     name="check_where_it_lands", failure_hint=failure_hint,
     delegation=Delegation(
         names=("batching", "BatchTrace", "batch_jaxpr", "batch_jaxpr2", "_batch_outer",
-               "_batch_inner", "_batch_jaxpr_outer", "_batch_jaxpr_inner"),
+               "_batch_inner", "_batch_jaxpr_outer", "_batch_jaxpr_inner", *core.TABLE_NAMES),
         calls=("jax._src.api:vmap", *(f"{_BATCHING}:{n}" for n in (
             "_batch_outer", "_batch_inner", "batch", "batch_jaxpr", "batch_jaxpr2",
             "batch_jaxpr_axes", "_batch_jaxpr_outer", "_batch_jaxpr_inner"))),

@@ -242,7 +242,7 @@ def _preimport(role: str) -> None:
 
     import jax  # noqa: F401
     import jax.numpy  # noqa: F401
-    from .. import feedback, lessons  # noqa: F401
+    from ... import feedback, lessons  # noqa: F401
     if role == "judge":
         from . import child, tamper, tripwires  # noqa: F401
     else:
@@ -251,7 +251,7 @@ def _preimport(role: str) -> None:
     for info in pkgutil.walk_packages(lessons.__path__, lessons.__name__ + "."):
         if ".kit" in info.name or info.name.count(".") == 2:
             importlib.import_module(info.name)
-    from ..core import _jax
+    from ...core import _jax
     if _jax.backend_started():
         raise RuntimeError("an XLA backend started while importing: forking it is unsafe")
 

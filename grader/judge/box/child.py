@@ -6,7 +6,7 @@ It holds only the lessons' kits (`grader.judge.kit_tree`): no expected value, re
 generator or comparison is importable here, so nothing the student's code does here can look an
 answer up. No case is here while the cells run, nor any later case while one is observed: the
 trusted side sends a case only once the cells have run, every answer object is taken and the
-case before has been answered (`grader.judge.channel`, whose seal also tells the child's lines
+case before has been answered (`grader.judge.box.channel`, whose seal also tells the child's lines
 from any the student's code writes). It watches for JAX's own implementation of what an exercise
 asks being called on an answer's behalf (`tripwires`), and for the course's and JAX's modules
 changing under the observers (`tamper`), and reports each as it is seen; the trusted process
@@ -19,7 +19,7 @@ import os
 import sys
 import threading
 
-from .. import wire
+from ... import wire
 from . import channel, tamper, tripwires
 
 ANSWER_FILE = "<answer cell {}>"

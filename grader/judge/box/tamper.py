@@ -15,7 +15,7 @@ import re
 import sys
 import types
 
-from ..core import _jax
+from ...core import _jax
 
 MONITOR = "monitor"
 _GONE = object()

@@ -12,7 +12,7 @@ import functools
 import os
 import sys
 
-from ..core import _jax
+from ...core import _jax
 
 RULE_ARG = "prim"            # a rule maker's first parameter, in JAX's source on every release
 CALLED_AS = "call_wrapped"   # how JAX's code runs a transformed function (linear_util.WrappedFun)
