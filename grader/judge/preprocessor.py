@@ -147,7 +147,8 @@ def _cut(text: str, cap: int) -> str:
 class FlagForManualGrading(NbGraderPreprocessor):
     """After ``SaveAutoGrades``: a grade cell the judge sent to manual grading gets no automatic
     score and is marked as needing a human in the gradebook (the formgrader lists it), with the
-    judge's reason as the automatic comment of the exercise's answer cell. An exercise the judge
+    judge's reason as the automatic comment of the exercise's answer cell. A manual score a
+    grader gave it before stays, and is its score (the export: overridden, kept over the regrade). An exercise the judge
     stopped for time keeps its score (none) and says so there too (``TIMED_OUT``), for the
     export and ``make autograde``'s line."""
 

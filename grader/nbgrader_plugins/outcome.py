@@ -4,11 +4,16 @@ A status is never guessed from a score: ``failed`` and ``missing`` come from the
 status file (a failed submission is not a zero); a graded submission is ``needs manual
 grading``, ``overridden``, ``blank`` or ``late`` when the gradebook says so, else ``graded``:
 
-* needs manual grading: nbgrader's own flag (``SubmittedAssignment.needs_manual_grade``); the
-  reason is the judge's comment on the cell (``auto_comment`` starting with
-  `JUDGE_FLAG`) where it left one.
+* needs manual grading: a grade cell carries nbgrader's own flag (``Grade.needs_manual_grade``)
+  and no ``manual_score``; the reason is the judge's comment on the cell (``auto_comment``
+  starting with `JUDGE_FLAG`) where it left one.
 * overridden: a grade cell has a ``manual_score`` (formgrader or the gradebook API). nbgrader
-  0.9.6 keeps no record of who set it, so the reason names the cell and both scores only.
+  0.9.6 keeps no record of who set it, so the reason names the cell and both scores only. A
+  human's grade stands over any later autograde of the cell, as nbgrader's score says (it is
+  the manual score when there is one): a regrade (``--force``) flags a manually graded cell
+  again for review (``SaveAutoGrades``; the judge's `FlagForManualGrading` for one it sends to a
+  human), which the formgrader clears when it saves a grade, so a flagged cell with a manual
+  score is one whose manual grade was kept over the regrade, and the reason says so.
 * blank: every answer cell carries nbgrader's "No response." comment, which ``SaveAutoGrades``
   writes when the cell's checksum equals the one recorded at release.
 * late: the submission's timestamp is past its due date; ``AssignLatePenalties`` stored the
@@ -148,13 +153,15 @@ def graded_row(gradebook, name, student_id, top, extra=()) -> Row:
     grades = [g for nb in sub.notebooks for g in nb.grades]
     comments = [c for nb in sub.notebooks for c in nb.comments]
     notes = []                                  # (status, why), most important first
-    if sub.needs_manual_grade:
+    # A cell awaits a human only while no human has graded it: nbgrader flags a manually graded
+    # cell again whenever autograde scores it anew (and the judge, one it flags), yet its score
+    # is the manual one (`sub.needs_manual_grade` is the flag of any cell).
+    waiting = [g for g in grades if g.needs_manual_grade and g.manual_score is None]
+    if waiting:
         notes.append((NEEDS_MANUAL, manual_reason(grades, comments)))
-    manual = [g for g in grades if g.manual_score is not None]
+    manual = sorted((g for g in grades if g.manual_score is not None), key=lambda g: g.name)
     if manual:
-        notes.append((OVERRIDDEN, "manual grade: " + ", ".join(
-            f"{g.name} {_num(g.auto_score) if g.auto_score is not None else '-'} -> "
-            f"{_num(g.manual_score)}" for g in sorted(manual, key=lambda g: g.name))))
+        notes.append((OVERRIDDEN, overridden_reason(manual, comments, bool(waiting))))
     answers = [c for c in comments if c.cell is not None and c.cell.type == "SolutionCell"]
     if answers and all(c.auto_comment == NO_RESPONSE for c in answers):
         notes.append((BLANK, UNCHANGED))
@@ -170,13 +177,40 @@ def graded_row(gradebook, name, student_id, top, extra=()) -> Row:
                safe.text("; ".join(why for _, why in notes if why), REASON_LIMIT))
 
 
+def overridden_reason(manual, comments, waiting: bool = False) -> str:
+    """The cells a grader scored by hand, with both scores. A cell autograded since (nbgrader's
+    `SaveAutoGrades` flags it for review: the formgrader clears the flag when a grade is saved)
+    says its manual grade was kept; one the judge flagged then says so, with the judge's reason
+    where it is this cell's alone (no other cell flagged, none awaiting a human)."""
+    plain = [g for g in manual if not g.needs_manual_grade]
+    kept = [g for g in manual if g.needs_manual_grade]
+    flags = _flags(comments)
+    parts = ["manual grade: " + ", ".join(
+        f"{g.name} {_num(g.auto_score) if g.auto_score is not None else '-'} -> "
+        f"{_num(g.manual_score)}" for g in plain)] if plain else []
+    flagged = [g for g in kept if g.auto_score is None]
+    for g in kept:
+        why = f"automatic score {_num(g.auto_score)}" if g.auto_score is not None else \
+            "which sent it to manual grading" + (
+                f": {flags}" if flags and len(flagged) == 1 and not waiting else "")
+        parts.append(f"manual grade {_num(g.manual_score)}/{_num(g.max_score)} on {g.name} "
+                     f"kept over the regrade ({why})")
+    return "; ".join(parts)
+
+
+def _flags(comments) -> str:
+    """The judge's reasons, ``cell: why``, for every answer cell it flagged."""
+    return "; ".join(f"{cell}: {why}" for cell, why in sorted(
+        (c.name, c.auto_comment[len(JUDGE_FLAG):].strip()) for c in comments
+        if (c.auto_comment or "").startswith(JUDGE_FLAG)))
+
+
 def manual_reason(grades, comments) -> str:
     """The judge's reasons where it flagged a cell, else the cells nbgrader could not score."""
-    flagged = sorted((c.name, c.auto_comment[len(JUDGE_FLAG):].strip()) for c in comments
-                     if (c.auto_comment or "").startswith(JUDGE_FLAG))
+    flagged = _flags(comments)
     if flagged:
-        return "; ".join(f"{cell}: {why}" for cell, why in flagged)
-    cells = sorted(g.name for g in grades if g.needs_manual_grade)
+        return flagged
+    cells = sorted(g.name for g in grades if g.needs_manual_grade and g.manual_score is None)
     return ("no automatic score for " + ", ".join(cells)) if cells else ""
 
 

@@ -16,7 +16,7 @@ from grader.nbgrader_plugins import (BLANK, FAILED, GRADED, GRADING, INTERRUPTED
                                      NOT_AUTOGRADED, NOTHING_SUBMITTED, OVERRIDDEN, STALE,
                                      UNCHANGED, UNREADABLE, CanvasExportPlugin, GradingStatus,
                                      MoodleExportPlugin, StatusExportPlugin)
-from grader.nbgrader_plugins.outcome import duration, manual_reason
+from grader.nbgrader_plugins.outcome import duration, manual_reason, overridden_reason
 
 pytestmark = pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")
 COURSE = "inside-vmap"
@@ -279,8 +279,27 @@ def test_lateness_reads_at_a_glance(seconds, text):
 
 def test_a_flag_on_the_grade_cell_itself_is_read_too():
     from types import SimpleNamespace as N
-    grades = [N(name="g1", needs_manual_grade=True), N(name="g2", needs_manual_grade=False)]
+    grades = [N(name="g1", needs_manual_grade=True, manual_score=None),
+              N(name="g2", needs_manual_grade=False, manual_score=None)]
     assert manual_reason(grades, [N(name="g1", auto_comment=JUDGE_FLAG + " eval ")]) == "g1: eval"
     assert manual_reason(grades, [N(name="s1", auto_comment="No response.")]) == \
         "no automatic score for g1"
+
+
+def test_a_manual_grade_autograded_again_is_kept_and_says_so():
+    """nbgrader's SaveAutoGrades flags a manually graded cell again when it scores it anew (the
+    judge's FlagForManualGrading, one it flags); the manual score is still the cell's score."""
+    from types import SimpleNamespace as N
+    plain = N(name="g0", auto_score=1.0, manual_score=2.0, max_score=2.0, needs_manual_grade=False)
+    wrong = N(name="g1", auto_score=0.0, manual_score=2.0, max_score=3.0, needs_manual_grade=True)
+    flagged = N(name="g2", auto_score=None, manual_score=1.5, max_score=2.0,
+                needs_manual_grade=True)
+    flag = [N(name="s2", auto_comment=JUDGE_FLAG + "the answer calls jax.vmap itself")]
+    assert overridden_reason([plain, wrong], flag) == \
+        "manual grade: g0 1 -> 2; manual grade 2/3 on g1 kept over the regrade (automatic score 0)"
+    assert overridden_reason([flagged], flag) == "manual grade 1.5/2 on g2 kept over the regrade " \
+        "(which sent it to manual grading: s2: the answer calls jax.vmap itself)"
+    # another cell awaits a human: the judge's reasons are that row's, not this cell's
+    assert overridden_reason([flagged], flag, waiting=True) == \
+        "manual grade 1.5/2 on g2 kept over the regrade (which sent it to manual grading)"
 
