@@ -4,10 +4,13 @@
 ``c.Execute.*`` option still applies). It runs in the trusted nbgrader process, so it is what
 keeps that process small whatever the kernel sends:
 
-* output is counted as each message arrives: past ``cell_output_kb`` in a cell or
-  ``notebook_output_kb`` in the notebook it is dropped (with a note in the cell); past
-  ``output_hard_mb`` received in all, or in one message (ZeroMQ refuses larger ones before they
-  are read), the kernel is stopped;
+* output is counted as each message arrives, never held: past ``cell_output_kb`` in a cell or
+  ``notebook_output_kb`` in the notebook it is dropped (with a note in the cell), and past
+  ``output_hard_mb`` received in all only the kernel's status is read on (one note in the
+  notebook says so). Printing alone never fails a submission: the kernel runs its cells on and
+  the judge grades the answers, which it re-runs itself. The kernel cuts what it prints at once
+  (``box/outstream.py``), so that only a message it forges over ``output_hard_mb``, which ZeroMQ
+  refuses before it is read, cuts a channel off and stops it;
 * the kernel gets a cgroup (memory, tasks; CPU is read from it) or, where none can be made,
   rlimits and a count of its process tree (see ``sandbox.py``), its tmpfs are sized, and it
   starts with an allow-listed environment (``kernel.py``);
@@ -31,12 +34,16 @@ import tempfile
 from nbclient.util import run_sync
 from nbformat.v4 import new_output
 from nbgrader.preprocessors import Execute
-from traitlets import Bool, Enum, Int, List, Unicode
+from traitlets import Bool, Enum, Int, List, TraitError, Unicode, validate
 
 from . import cgroup, kernel, quota, sandbox, watch
+from .box import outstream
 from .channels import BoundedKernelManager, size as message_size
 from .watchdog import Watchdog, exercise_of_cells
 
+_OUTSTREAM = "--IPKernelApp.outstream_class"     # the kernel's stdout and stderr
+# Read past output_hard_mb: when a cell runs and ends (small, whatever the kernel prints).
+_READ_ON = {"status", "execute_input"}
 MARK = "inside-vmap limit: "       # how the message starts in nbgrader's log; .reason is the reason
 _KEPT = {"stream", "display_data", "execute_result", "error", "update_display_data",
          "comm_open", "comm_msg"}
@@ -66,9 +73,13 @@ class BoundedExecute(Execute):
     cell_output_kb = Int(1024, help="KiB of output kept per cell; the rest is dropped with a "
                                     "note.").tag(config=True)
     notebook_output_kb = Int(3072, help="KiB of output kept per notebook.").tag(config=True)
-    output_hard_mb = Int(32, help="MiB of output received in all (kept or not), or in one "
-                                  "message, past which the kernel is stopped and the "
-                                  "submission fails.").tag(config=True)
+    output_hard_mb = Int(32, help="MiB of output received in all (kept or not) past which "
+                                  "only the kernel's status is read (the kernel runs on and "
+                                  "the submission is graded; a note says where output was "
+                                  "cut), and the largest message read: a kernel sending a "
+                                  "larger one is stopped and the submission fails (the "
+                                  "kernel's own printing is cut to 256 KiB a message). At "
+                                  "least 2.").tag(config=True)
     sandbox = Enum(["auto", "bwrap", "none"], default_value="auto",
                    help="The kernel's box: 'bwrap' requires bubblewrap, 'none' runs it without "
                         "isolation (limits still hold), 'auto' boxes it when bubblewrap works."
@@ -85,6 +96,14 @@ class BoundedExecute(Execute):
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("kernel_manager_class", BoundedKernelManager)
         super().__init__(*args, **kwargs)
+
+    @validate("output_hard_mb")
+    def _room_for_a_piece(self, proposal):
+        # What the kernel prints at once comes in pieces of up to 1.5 MiB (box/outstream.py).
+        if proposal.value < 2:
+            raise TraitError(f"BoundedExecute.output_hard_mb={proposal.value}: at least 2 MiB "
+                             "(the kernel sends what it prints in pieces of up to 1.5 MiB)")
+        return proposal.value
 
     # ---- one notebook -------------------------------------------------------------------
     def preprocess(self, nb, resources, km=None):
@@ -135,7 +154,8 @@ class BoundedExecute(Execute):
         # from the configuration.
         limits = f"{kernel.LIMITS_ARG}={json.dumps(self._spec())}"
         self.extra_arguments = [a for a in self.extra_arguments
-                                if not a.startswith(kernel.LIMITS_ARG)] + [limits]
+                                if not a.startswith((kernel.LIMITS_ARG, _OUTSTREAM))] + \
+            [limits, f"{_OUTSTREAM}={outstream.__name__}.CutOutStream"]
         return await super().async_start_new_kernel(**kwargs)
 
     start_new_kernel = run_sync(async_start_new_kernel)   # nbclient's sync path calls this one
@@ -179,9 +199,9 @@ class BoundedExecute(Execute):
                 return f"the grading kernel printed more than {self.output_hard_mb} MiB at once"
             if self._seen["all"] > self.notebook_output_kb * 2 ** 10:
                 # Printing faster than it is read (a loaded machine), a kernel's unsent output
-                # fills its memory before the count here reaches the cap: the flood's doing.
-                return (f"the grading kernel printed more than {self.output_hard_mb} MiB (what it "
-                        f"had not sent yet filled its {self.memory_mb} MiB of memory)")
+                # can fill its memory: a memory limit, the flood's doing.
+                return (f"the grading kernel used more than {self.memory_mb} MiB of memory "
+                        "holding output it had not sent yet")
             return f"the grading kernel used more than {self.memory_mb} MiB of memory"
         if self._group.hit_task_limit():
             return f"the grading kernel started more than {self.max_tasks} processes or threads"
@@ -200,10 +220,8 @@ class BoundedExecute(Execute):
         seen, kind = self._seen, msg["msg_type"]
         size = message_size(msg.get("content")) + sum(len(b) for b in msg.get("buffers") or ())
         seen["all"] += size
-        if seen["all"] > self.output_hard_mb * 2 ** 20:
-            self.stop(f"the grading kernel printed more than {self.output_hard_mb} MiB")
-            if kind != "status":
-                return None
+        if seen["all"] > self.output_hard_mb * 2 ** 20 and kind not in _READ_ON:
+            return self._cut_after(cell, seen)     # counted, never held: the kernel runs on
         if kind in _KEPT:
             if seen["cell"] != cell_index:
                 seen.update(cell=cell_index, in_cell=0, noted=False)
@@ -222,6 +240,14 @@ class BoundedExecute(Execute):
                 self._note(cell, seen)
             return out
         return super().process_message(msg, cell, cell_index)
+
+    def _cut_after(self, cell, seen) -> None:
+        """Say once per notebook, in the cell printing, that output is no longer kept."""
+        if not seen.get("cut_after"):
+            seen["cut_after"] = True
+            cell.outputs.append(new_output("stream", name="stderr", text=(
+                f"[output cut after {self.output_hard_mb} MiB: what the grading kernel printed "
+                "from here on was not kept; the answers are graded as usual]\n")))
 
     def _note(self, cell, seen) -> None:
         """Say once per cell that output was cut (what is cut is never held)."""

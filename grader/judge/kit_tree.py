@@ -3,7 +3,7 @@ an answer.
 
 `build` copies into a fresh folder only what student-side code needs (the lesson packages' faces
 and kits, the core modules the kits import, the plain-data wire format, the feedback display the
-set-up cells import, the child itself) and marks it ``KIT_ONLY``; the sandbox mounts that folder
+set-up cells import, the child itself, the grading kernel's output stream) and marks it ``KIT_ONLY``; the sandbox mounts that folder
 instead of the course, so expected values, reference implementations, case generation and
 comparisons are not there to import. Everything else stays in the trusted process.
 """
