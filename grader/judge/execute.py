@@ -34,7 +34,8 @@ from nbgrader.preprocessors import Execute
 from traitlets import Bool, Enum, Int, List, Unicode
 
 from . import cgroup, kernel, quota, sandbox, watch
-from .channels import BoundedKernelManager, size as message_size
+from .channels import BoundedKernelManager
+from .channels import size as message_size
 from .watchdog import Watchdog, exercise_of_cells
 
 MARK = "inside-vmap limit: "       # how the message starts in nbgrader's log; .reason is the reason
@@ -120,7 +121,7 @@ class BoundedExecute(Execute):
         return nb, resources
 
     def _budget_seconds(self) -> float:
-        from .preprocessor import JudgeExercises   # the one setting of the submission's budget
+        from .preprocessor import JudgeExercises  # the one setting of the submission's budget
         return JudgeExercises(parent=self).budget_seconds
 
     def _spec(self) -> dict:

@@ -17,8 +17,8 @@ import shutil
 import tempfile
 
 from .. import lessons
+from ..repo import PACKAGE
 
-PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))   # .../grader
 # Relative to the grader package: the files student-side code may import.
 FILES = ("__init__.py", "wire.py", "feedback.py",
          "core/__init__.py", "core/_jax/__init__.py", "core/jaxprs.py",

@@ -7,7 +7,7 @@ import sys
 import nbformat
 import pytest
 
-from grader.judge import child, runner, sandbox
+from grader.judge import runner, sandbox
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 FIRST = ROOT / "exercises" / "01-the-rule-per-primitive" / "01-the-rule-per-primitive.ipynb"
