@@ -32,7 +32,7 @@ define pytest-on
 $(if $(filter-out $(wildcard $(4)),$(4)),@echo "inside-vmap: $(filter-out $(wildcard $(4)),$(4)) missing; nothing to test there" >&2; exit 1,$(2) PATH="$(CURDIR)/$(1)/bin:$$PATH" $(1)/bin/python -m pytest $(3) $(4) || { rc=$$?; if [ $$rc -eq 5 ]; then echo "inside-vmap: no tests collected from $(4)" >&2; fi; exit $$rc; })
 endef
 
-.PHONY: help setup setup-all setup-old practice lab test test-gpu test-matrix test-latest lessons sync-check lock clean distclean
+.PHONY: help setup setup-all setup-old practice lab lint test test-gpu test-matrix test-latest lessons sync-check lock clean distclean
 
 help: ## list the targets and what each does (the default)
 	@echo "usage: make TARGET [PORT=8888] [PYTHON=python3.12]"
@@ -244,7 +244,12 @@ bench: setup-all ## time stock nbgrader and make autograde on N=1, 8 and N (defa
 	    --sizes $(SIZES) --repeat $(REPEAT) --cluster "$(CLUSTER)"
 
 # ---- tests --------------------------------------------------------------------------------------------------------
-test: setup-all setup-old ## run everything: tests/ on the locked newest JAX, core tests on JAX 0.4.38, strict nbval over lessons/
+# ruff's rules and what it skips (the notebooks) are pyproject.toml's [tool.ruff]; it formats nothing.
+lint: setup-all ## check the Python with ruff: pyflakes, pycodestyle, import order, bugbear, pyupgrade (seconds)
+	$(VENV)/bin/ruff check .
+
+# lint first: it takes seconds, the rest minutes.
+test: setup-all lint setup-old ## run everything: ruff, tests/ on the locked newest JAX, core tests on JAX 0.4.38, strict nbval over lessons/
 	@mkdir -p $(BUILD); command -v bwrap >/dev/null 2>&1 || { echo "inside-vmap: installing Debian's bubblewrap (the \
 	judge's sandbox)"; { $(APT_GET) update -qq && $(APT_GET) install -y -qq bubblewrap; } >$(BUILD)/apt-bubblewrap.log \
 	2>&1 || true; }

@@ -11,11 +11,18 @@ import os
 import shutil
 import tempfile
 
-from nbconvert.preprocessors import (ClearMetadataPreprocessor, CoalesceStreamsPreprocessor,
-                                     CSSHTMLHeaderPreprocessor)
-from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, ClearOutput,
-                                    DeduplicateIds, GetGrades, IgnorePattern, LimitOutput,
-                                    OverwriteKernelspec, SaveAutoGrades)
+from nbconvert.preprocessors import ClearMetadataPreprocessor, CoalesceStreamsPreprocessor, CSSHTMLHeaderPreprocessor
+from nbgrader.preprocessors import (
+    AssignLatePenalties,
+    CheckCellMetadata,
+    ClearOutput,
+    DeduplicateIds,
+    GetGrades,
+    IgnorePattern,
+    LimitOutput,
+    OverwriteKernelspec,
+    SaveAutoGrades,
+)
 
 c = get_config()  # noqa: F821  (provided by nbgrader)
 

@@ -15,8 +15,9 @@ finds them by scanning, so a new exercise is one declaration and nothing to regi
 from __future__ import annotations
 
 import dis
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 

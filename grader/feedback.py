@@ -12,7 +12,6 @@ import html
 import sys
 from dataclasses import asdict, dataclass
 
-
 # JupyterLab right-aligns table cells; expected and got must line up under each other.
 _TH = 'style="text-align:left;vertical-align:top;padding-right:1em"'
 _TD = 'style="text-align:left"'
@@ -122,7 +121,7 @@ class Result:
     def to_dict(self) -> dict:
         return dict(asdict(self), passed=self.passed)
 
-    def raise_if_failed(self, shown: bool = False) -> "Result":
+    def raise_if_failed(self, shown: bool = False) -> Result:
         """Raise `CheckFailed` when a graded check failed; a self-check never raises."""
         if self.graded and not self.passed:
             raise CheckFailed(self.summary(), shown)

@@ -11,8 +11,9 @@ grades through the formgrader's API. The course renders every submission inert
 * a Content-Security-Policy (`CSP`): scripts, styles, fonts and frames from this server only (no
   other site's script but the MathJax nbgrader's formgrader loads, no plug-in), connections and
   form posts to it only (nothing sent elsewhere), images from it or inline, and pages framed by
-  its own only (the formgrader is a frame of JupyterLab). Inline scripts stay allowed: nbgrader's formgrader pages are built of them
-  (they name the submission), and JupyterLab's settings validator compiles code (``unsafe-eval``).
+  its own only (the formgrader is a frame of JupyterLab). Inline scripts stay allowed: nbgrader's
+  formgrader pages are built of them (they name the submission), and JupyterLab's settings
+  validator compiles code (``unsafe-eval``).
   So the CSP is the second line, not the first: it keeps what a script could do to this origin.
   Files served raw (``/files/``) get jupyter_server's own ``sandbox`` on top.
 """

@@ -86,7 +86,7 @@ def test_the_package_extras_name_what_each_user_needs():
     assert {"jax", "matplotlib", "ipykernel"} <= base and not base & {"nbgrader", "dask", "pytest"}
     assert {"jupyterlab", "nbgrader"} <= extras["lab"]
     assert {"nbgrader", "dask", "psycopg2-binary"} <= extras["instructor"]
-    assert {"pytest", "nbval", "hypothesis", "playwright"} <= extras["test"]
+    assert {"pytest", "nbval", "hypothesis", "playwright", "ruff"} <= extras["test"]
 
 
 def test_environment_yml_pins_match_lock():

@@ -3,9 +3,9 @@
 A student's own Jupyter, a university JupyterHub or VS Code has none of the course's Makefile: only a Python
 environment with the course pip-installed in it, and its standard kernel, named `python3`. So this builds exactly
 that: a fresh venv of the course's Python (tools/find-python), `pip install` of a copy of this repository
-(non-editable, nothing else; pip's cache is reused), then plain `jupyter nbconvert --execute` on the lessons, the appendix and
-the exercise sources (which hold their solutions) under that venv's `python3` kernel. Slow: minutes, most of them
-the notebooks themselves.
+(non-editable, nothing else; pip's cache is reused), then plain `jupyter nbconvert --execute` on the lessons, the
+appendix and the exercise sources (which hold their solutions) under that venv's `python3` kernel. Slow: minutes,
+most of them the notebooks themselves.
 """
 from __future__ import annotations
 

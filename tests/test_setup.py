@@ -43,8 +43,8 @@ def fake_python(tmp_path, version):
 
 def test_help_lists_every_described_target_with_its_line():
     targets = described_targets()
-    assert {"help", "setup", "setup-all", "setup-old", "practice", "lab", "test", "test-gpu", "test-matrix", "test-latest", "lessons",
-            "sync-check", "lock", "clean", "distclean"} <= set(targets)
+    assert {"help", "setup", "setup-all", "setup-old", "practice", "lab", "lint", "test", "test-gpu", "test-matrix",
+            "test-latest", "lessons", "sync-check", "lock", "clean", "distclean"} <= set(targets)
     out = run(MAKE + ["help"])
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()

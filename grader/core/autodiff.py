@@ -12,13 +12,12 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass
 
+import jax
 import numpy as np
 
-import jax
-
 from . import _jax
-from .dispatch import patched_methods
 from ._jax.autodiff import Bound, is_custom_call, watch_transposes  # noqa: F401  (re-exported)
+from .dispatch import patched_methods
 
 METHODS = ("process_primitive", "process_custom_jvp_call", "process_custom_vjp_call")
 
@@ -70,6 +69,6 @@ class Cost:
     largest: int
 
     @classmethod
-    def of(cls, eqns) -> "Cost":
+    def of(cls, eqns) -> Cost:
         sizes = [int(np.prod(s)) for e in eqns for s in e.out_shapes]
         return cls(len(eqns), sum(sizes), max(sizes, default=0))

@@ -44,7 +44,7 @@ class Eqn:
         return (self.primitive, self.in_shapes, self.out_shapes, self.params, self.depth)
 
     @classmethod
-    def from_plain(cls, data) -> "Eqn":
+    def from_plain(cls, data) -> Eqn:
         """Rebuild an equation from `to_plain`'s tuple; TypeError/ValueError on anything else."""
         primitive, ins, outs, params, depth = data
         shapes = lambda ss: tuple(tuple(int(d) for d in s) for s in ss)  # noqa: E731

@@ -20,9 +20,8 @@ import subprocess
 import sys
 from dataclasses import asdict, dataclass, field
 
+from .. import repo
 from . import _jax
-
-_REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def real_tables(module=None) -> dict[str, dict]:
@@ -108,7 +107,7 @@ def read_fresh(imports=(), warmup=True, python=None, timeout=120) -> Reading:
     cmd += [] if warmup else ["--no-warmup"]
     for mod in imports:
         cmd += ["--import", mod]
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([_REPO, os.environ.get("PYTHONPATH", "")]))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([repo.ROOT, os.environ.get("PYTHONPATH", "")]))
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=True, env=env)
     data = json.loads(out.stdout.strip().splitlines()[-1])
     data["imports"] = tuple(data["imports"])

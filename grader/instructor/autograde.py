@@ -54,8 +54,8 @@ from nbgrader.utils import capture_log, temp_attrs
 from traitlets import Bool, Int, Unicode, default
 
 from ..judge import ahead, sandbox
-from ..judge.preprocessor import JudgeExercises
 from ..judge.execute import BoundedExecute
+from ..judge.preprocessor import JudgeExercises
 from ..nbgrader_plugins import FAILED, GRADED, GRADING, GradingStatus, SubmissionSize, safe
 from ..nbgrader_plugins.received import ReceivedTimes
 from . import console, failures, pool, submissions, warmup

@@ -35,7 +35,6 @@ import time
 
 from . import classroom as C
 
-LAST_LINE = re.compile(r"^speedup vs stock nbgrader: N=\d+ \d+\.\d\d(, N=\d+ \d+\.\d\d)*$")
 WORKERS = re.compile(r"^autograde: grading (.+)$", re.M)
 
 STOCK_CONFIG = """\

@@ -55,7 +55,7 @@ class CliCluster:
         finally:
             out.close()
 
-    def start(self) -> "CliCluster":
+    def start(self) -> CliCluster:
         self.scheduler = self._dask(
             ["scheduler", "--host", "127.0.0.1", "--port", str(self.port),
              "--dashboard-address", f"127.0.0.1:{self.dashboard_port}"],
@@ -93,7 +93,7 @@ class CliCluster:
         for proc in self.workers + [self.scheduler]:
             stop(proc)
 
-    def __enter__(self) -> "CliCluster":
+    def __enter__(self) -> CliCluster:
         return self.start()
 
     def __exit__(self, *exc) -> None:

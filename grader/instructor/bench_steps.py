@@ -90,6 +90,7 @@ def _judge_times(paths: C.Paths, path: str) -> list[tuple[str, float]]:
     """One submitted notebook judged (trusted side and child) with no cache, then with a warm one;
     the warm-up before them also pays what a process pays on its first judge of an assignment."""
     import nbformat
+
     from ..judge import runner, sandbox, warm
     nb, name = nbformat.read(path, as_version=4), os.path.basename(path)
     assignment = os.path.basename(os.path.dirname(path))

@@ -19,11 +19,20 @@ from dataclasses import dataclass, field
 
 import nbformat
 
+from ..nbgrader_plugins import (
+    FAILED,
+    GRADED,
+    KERNEL_DIED,
+    MISSING,
+    NO_NOTEBOOK,
+    NOTHING_SUBMITTED,
+    TIMED_OUT,
+    UNCHANGED,
+    UNREADABLE,
+)
+from ..repo import ROOT  # also C.ROOT to the bench and the tests
 from .inprocess import CommandFailed, _Tee, nbgrader  # noqa: F401  (re-exported)
-from ..nbgrader_plugins import (FAILED, GRADED, KERNEL_DIED, MISSING, NO_NOTEBOOK,
-                                NOTHING_SUBMITTED, TIMED_OUT, UNCHANGED, UNREADABLE)
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 COURSE_ID = "inside-vmap"
 
 # What each kind of student does to the released notebook; see `answer`.

@@ -28,6 +28,7 @@ import threading
 
 from distributed.diagnostics.plugin import WorkerPlugin
 
+from .. import repo
 from . import grading
 
 TOKEN_FILE = ".autograde-run"          # in the course folder while a cluster run lasts
@@ -65,7 +66,7 @@ def boxing() -> tuple[bool, bool]:
 def code_digest() -> str:
     """The grading code and the packages it grades with: the grader package's Python files,
     and the JAX and nbgrader versions the kernels and judge children import."""
-    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    package = repo.PACKAGE
     digest = hashlib.sha256()
     for folder, dirs, files in sorted(os.walk(package)):
         dirs.sort()

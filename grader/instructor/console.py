@@ -15,8 +15,7 @@ import time
 
 from nbgrader.api import Gradebook, MissingEntry
 
-from ..nbgrader_plugins import (BLANK, FAILED, GRADED, LATE, MISSING, NEEDS_MANUAL, OVERRIDDEN,
-                                safe)
+from ..nbgrader_plugins import BLANK, FAILED, GRADED, LATE, MISSING, NEEDS_MANUAL, OVERRIDDEN, safe
 from ..nbgrader_plugins.outcome import graded_row
 
 # The closing table's rows, in order; ALWAYS are shown even at zero.

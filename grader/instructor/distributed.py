@@ -36,9 +36,19 @@ from traitlets.config import LoggingConfigurable
 from ..nbgrader_plugins import FAILED, GRADING
 from ..nbgrader_plugins.lock import is_postgres
 from . import grading, warmup
+from .cluster_task import (
+    TOKEN_FILE,
+    JudgeCache,
+    Run,
+    WorkerUnfit,
+    code_digest,
+    describe,
+    grade_task,
+    pack,
+    probe,
+    unfit,
+)
 from .failures import failure_reason
-from .cluster_task import (TOKEN_FILE, JudgeCache, Run, WorkerUnfit, code_digest, describe,
-                           grade_task, pack, probe, unfit)
 from .progress import Progress
 
 

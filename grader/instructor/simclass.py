@@ -23,8 +23,8 @@ import time
 import nbformat
 from traitlets.config.loader import PyFileConfigLoader
 
-from . import classroom as C
 from ..nbgrader_plugins.roster import convert
+from . import classroom as C
 
 # One period of the class: 20 students, 13 full, 4 partial, 1 blank, 1 corrupt, 1 never submits.
 PATTERN = (C.FULL, C.PARTIAL, C.BLANK, C.NEVER, C.FULL, C.FULL, C.PARTIAL, C.FULL, C.FULL,

@@ -15,8 +15,7 @@ import re
 from nbgrader.api import Gradebook
 
 from ..nbgrader_plugins import FAILED, GRADED, MISSING, digest, inspect_submission, safe
-from ..nbgrader_plugins.submission import OVERSIZED, PRESENT, autograded_complete, \
-    autograded_paths, size_limit
+from ..nbgrader_plugins.submission import OVERSIZED, PRESENT, autograded_complete, autograded_paths, size_limit
 from .failures import failure_reason
 
 

@@ -57,6 +57,6 @@ def cancel_pending() -> int:
     how many there were. Called after each submission is converted."""
     with _LOCK:
         pending = list(_PENDING)
-    for future, budget in pending:
+    for _future, budget in pending:
         budget.cancel()
     return len(pending)

@@ -89,7 +89,7 @@ class Group:
 
     # ---- making one -------------------------------------------------------------------
     @classmethod
-    def create(cls, memory_mb: int, tasks: int, prefix: str = "inside-vmap") -> "Group | None":
+    def create(cls, memory_mb: int, tasks: int, prefix: str = "inside-vmap") -> Group | None:
         """A new group limited to ``memory_mb`` MiB and ``tasks`` tasks, or ``None``."""
         version = layout()
         if version is None:

@@ -14,9 +14,18 @@ import ast
 import re
 
 from ..exercise import Delegation
-from .vocabulary import (COURSE_PACKAGE, DYNAMIC_ATTRS, HIDING_ATTRS, HIDING_CALLS,
-                         HIDING_MODULES, MUTATORS, PARTIAL_ATTRS, READING_MODULES, TOO_DEEP,
-                         TRACING_ATTRS)
+from .vocabulary import (
+    COURSE_PACKAGE,
+    DYNAMIC_ATTRS,
+    HIDING_ATTRS,
+    HIDING_CALLS,
+    HIDING_MODULES,
+    MUTATORS,
+    PARTIAL_ATTRS,
+    READING_MODULES,
+    TOO_DEEP,
+    TRACING_ATTRS,
+)
 
 
 def reasons(sources: list[str], rules: Delegation, reached=(), answers=()) -> list[str]:

@@ -38,7 +38,8 @@ from traitlets import Bool, Enum, Int, List, TraitError, Unicode, validate
 
 from . import cgroup, kernel, quota, sandbox, watch
 from .box import outstream
-from .channels import BoundedKernelManager, size as message_size
+from .channels import BoundedKernelManager
+from .channels import size as message_size
 from .watchdog import Watchdog, exercise_of_cells
 
 _OUTSTREAM = "--IPKernelApp.outstream_class"     # the kernel's stdout and stderr
@@ -139,7 +140,7 @@ class BoundedExecute(Execute):
         return nb, resources
 
     def _budget_seconds(self) -> float:
-        from .preprocessor import JudgeExercises   # the one setting of the submission's budget
+        from .preprocessor import JudgeExercises  # the one setting of the submission's budget
         return JudgeExercises(parent=self).budget_seconds
 
     def _spec(self) -> dict:

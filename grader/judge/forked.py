@@ -104,7 +104,7 @@ class Zygote:
             watch.kill_tree(self.proc.pid)
         self.proc.wait()
 
-    def fork(self, fds: list[int], spec: dict) -> "Child":
+    def fork(self, fds: list[int], spec: dict) -> Child:
         try:
             socket.send_fds(self.sock, [json.dumps(dict(spec, op="fork")).encode()], fds)
         except OSError as err:
@@ -212,6 +212,7 @@ def _give_back(key, z: Zygote) -> None:
 
 @atexit.register
 def close_all() -> None:
+    """At exit: close every idle zygote of this process (a test asks it sooner)."""
     with _LOCK:
         found = [z for zs in _IDLE.values() for z in zs]
         _IDLE.clear()
@@ -255,7 +256,7 @@ def run(stdin: str, limits: sandbox.Limits, cache: sandbox.CompileCache | None,
     return None
 
 
-def _enter(child: "Child", procs_files, role: str) -> None:
+def _enter(child: Child, procs_files, role: str) -> None:
     """Move ``child`` into its cgroup before it reads its first byte (the "G"); where that is
     refused, it never starts, and a box of its own will try."""
     try:
@@ -381,7 +382,7 @@ def kernel(connection: dict, cwd: str, extra: list[str], env: dict, tmpfs_mb: in
     spec = {"rlimits": confine.get("rlimits", {}), "tmpfs_mb": tmpfs_mb}
     # To the kernel's stdin, not through its zygote, whose memory every later kernel starts as.
     private = {"keep": keep, "cwd": cwd, "extra": list(extra), "connection": connection}
-    for attempt in range(2):      # a zygote found dead or broken: once more, in a fresh one
+    for _attempt in range(2):     # a zygote found dead or broken: once more, in a fresh one
         z = _take(key, make)
         if z is None:
             return None

@@ -86,8 +86,9 @@ def forked(kernel_cmd: list[str], cwd: str | None, source_env: dict, connection:
 
 
 def install(prefix: str = sys.prefix) -> str:
-    from jupyter_client.kernelspec import KernelSpecManager
     import tempfile
+
+    from jupyter_client.kernelspec import KernelSpecManager
     spec = {"argv": [sys.executable, "-m", "grader.judge.kernel", "{connection_file}"],
             "display_name": "Python (inside-vmap, sandboxed for grading)", "language": "python",
             "env": {"JAX_PLATFORMS": "cpu"}}

@@ -3,9 +3,10 @@ an answer.
 
 `build` copies into a fresh folder only what student-side code needs (the lesson packages' faces
 and kits, the core modules the kits import, the plain-data wire format, the feedback display the
-set-up cells import, the child itself, the grading kernel's output stream) and marks it ``KIT_ONLY``; the sandbox mounts that folder
-instead of the course, so expected values, reference implementations, case generation and
-comparisons are not there to import. Everything else stays in the trusted process.
+set-up cells import, and `grader.judge.box`: the child itself, the grading kernel's output
+stream) and marks it ``KIT_ONLY``; the sandbox mounts that folder instead of the course, so
+expected values, reference implementations, case generation and comparisons are not there to
+import. Everything else stays in the trusted process.
 """
 from __future__ import annotations
 
@@ -17,8 +18,8 @@ import shutil
 import tempfile
 
 from .. import lessons
+from ..repo import PACKAGE
 
-PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))   # .../grader
 # Relative to the grader package: the files student-side code may import.
 FILES = ("__init__.py", "wire.py", "feedback.py",
          "core/__init__.py", "core/_jax/__init__.py", "core/jaxprs.py",

@@ -16,7 +16,6 @@ from traitlets import Bool, Enum, Float, Int, Unicode
 
 from . import decide, runner, sandbox
 
-
 _L = sandbox.Limits          # the one source of every judge child's default limit
 
 

@@ -32,7 +32,7 @@ class Template:
     points: dict[str, float]
 
     @classmethod
-    def of_notebook(cls, nb) -> "Template":
+    def of_notebook(cls, nb) -> Template:
         """A notebook the instructor wrote (warm-up, tests): its own metadata is the truth."""
         setup, answers, graded, points = {}, set(), [], {}
         for cell in nb["cells"]:
@@ -49,7 +49,7 @@ class Template:
         return cls(setup, frozenset(answers), tuple(graded), points)
 
     @classmethod
-    def of_gradebook(cls, gradebook, notebook: str, assignment: str) -> "Template":
+    def of_gradebook(cls, gradebook, notebook: str, assignment: str) -> Template:
         """The gradebook's record of a released notebook, whatever the submission's metadata says."""
         nb = gradebook.find_notebook(notebook, assignment)
         points = {c.name: float(c.max_score) for c in nb.grade_cells}

@@ -31,8 +31,6 @@ from .box import confine, seccomp
 from .budget import Budget, submission_budget  # noqa: F401  (the box's callers' one import)
 from .cgroup import confinement
 
-GRADER_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
 
 class SandboxUnavailable(UserWarning):
     """Raised as a warning when grading runs without bubblewrap."""
@@ -52,7 +50,8 @@ class Limits:
     output_mb: int = 8           # MiB it may print to stdout and stderr together
     answer_mb: int = 64          # MiB of answer in all (every line on its answer pipe)
     tmpfs_mb: int = 64           # size of each of its tmpfs (/tmp, /dev/shm)
-    case_kb: int = 1024          # KiB of one line of answer: one case's observation (an honest moments_rule draw measured 114 KB)
+    # KiB of one line of answer: one case's observation (an honest moments_rule draw measured 114 KB)
+    case_kb: int = 1024
 
 
 @dataclass(frozen=True)

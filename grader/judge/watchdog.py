@@ -6,9 +6,13 @@ from __future__ import annotations
 import os
 import threading
 import time
+from typing import TYPE_CHECKING
 
 from . import quota, watch
 from .channels import BoundedKernelClient
+
+if TYPE_CHECKING:                 # execute imports this module
+    from .execute import BoundedExecute
 
 
 def exercise_of_cells(nb) -> dict[int, str]:

@@ -41,10 +41,10 @@ def _trusted_modules(package: str) -> list:
             for m in pkgutil.iter_modules(pkg.__path__) if m.name != "kit"]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def exercises() -> dict:
     """``{grade_id: Exercise}`` for every exercise any lesson declares; grade ids are unique."""
-    from ..exercise import Exercise    # trusted side only: the judge's child has no exercise.py
+    from ..exercise import Exercise  # trusted side only: the judge's child has no exercise.py
     found: dict[str, Exercise] = {}
     for package in packages():
         for module in _trusted_modules(package):

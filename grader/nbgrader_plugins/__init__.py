@@ -24,11 +24,29 @@ from .export import CanvasExportPlugin, MoodleExportPlugin, StatusExportPlugin
 from .feedback import ClearHiddenTestsInFeedback
 from .late import DueDates, PercentPerDay, SetDueDate, record_due_dates
 from .outcome import JUDGE_FLAG, Row
-from .status import (BLANK, FAILED, GRADED, GRADING, INTERRUPTED, KERNEL_DIED, LATE, MISSING,
-                     NEEDS_MANUAL, NO_NOTEBOOK, NOT_AUTOGRADED, NOTHING_SUBMITTED, OVERRIDDEN,
-                     STALE, TIMED_OUT, TOO_LARGE, UNCHANGED, UNREADABLE, GradingStatus, Record)
-from .submission import (SubmissionSize, Submitted, autograded_complete, digest,
-                         inspect_submission)
+from .status import (
+    BLANK,
+    FAILED,
+    GRADED,
+    GRADING,
+    INTERRUPTED,
+    KERNEL_DIED,
+    LATE,
+    MISSING,
+    NEEDS_MANUAL,
+    NO_NOTEBOOK,
+    NOT_AUTOGRADED,
+    NOTHING_SUBMITTED,
+    OVERRIDDEN,
+    STALE,
+    TIMED_OUT,
+    TOO_LARGE,
+    UNCHANGED,
+    UNREADABLE,
+    GradingStatus,
+    Record,
+)
+from .submission import SubmissionSize, Submitted, autograded_complete, digest, inspect_submission
 
 __all__ = [
     "BLANK", "FAILED", "GRADED", "GRADING", "INTERRUPTED", "KERNEL_DIED", "LATE", "MISSING",

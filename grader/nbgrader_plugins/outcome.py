@@ -31,10 +31,30 @@ from nbgrader.api import MissingEntry
 
 from . import safe
 from .received import ReceivedTimes
-from .status import (BLANK, FAILED, GRADED, GRADING, INTERRUPTED, LATE, MISSING, NEEDS_MANUAL,
-                     NOT_AUTOGRADED, NOTHING_SUBMITTED, OVERRIDDEN, STALE, UNCHANGED)
-from .submission import (PRESENT, autograded_complete, autograded_paths, digest,
-                         inspect_submission, read_timestamp, size_limit)
+from .status import (
+    BLANK,
+    FAILED,
+    GRADED,
+    GRADING,
+    INTERRUPTED,
+    LATE,
+    MISSING,
+    NEEDS_MANUAL,
+    NOT_AUTOGRADED,
+    NOTHING_SUBMITTED,
+    OVERRIDDEN,
+    STALE,
+    UNCHANGED,
+)
+from .submission import (
+    PRESENT,
+    autograded_complete,
+    autograded_paths,
+    digest,
+    inspect_submission,
+    read_timestamp,
+    size_limit,
+)
 
 # What the judge writes into a flagged cell's comment (grader.judge; the interface between the
 # two): "inside-vmap: needs manual grading: <reason>".

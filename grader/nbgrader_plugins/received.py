@@ -61,7 +61,7 @@ def received_at(path: str) -> datetime.datetime:
         for name in dirs + files:
             with contextlib.suppress(OSError):
                 newest = max(newest, os.lstat(os.path.join(folder, name)).st_ctime)
-    return datetime.datetime.fromtimestamp(newest, datetime.timezone.utc).replace(tzinfo=None)
+    return datetime.datetime.fromtimestamp(newest, datetime.UTC).replace(tzinfo=None)
 
 
 class ReceivedTimes(LoggingConfigurable):

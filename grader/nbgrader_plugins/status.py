@@ -87,7 +87,7 @@ class GradingStatus(LoggingConfigurable):
                timestamp: str | None = None, digest: str = "", graded: str = "") -> Record:
         """Write one record (the reason made safe to show); the file is replaced in one step, so
         a kill never leaves it torn."""
-        at = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+        at = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
         rec = Record(status, safe.text(reason), timestamp, at, digest, graded)
         records = self.load(root)
         records[(assignment, student)] = rec

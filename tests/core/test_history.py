@@ -3,8 +3,8 @@ minor line, so a wrong row in HISTORY fails on the release it is wrong for."""
 import jax
 import pytest
 
-from grader.core._jax import B, history as H
-from grader.core._jax import release
+from grader.core._jax import B, release
+from grader.core._jax import history as H
 
 
 @pytest.mark.parametrize("fact", list(H.HISTORY))

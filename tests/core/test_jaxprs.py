@@ -41,13 +41,13 @@ def test_recursive_summary_enters_jit_and_cond_and_renames_pjit():
 
 def test_an_equation_survives_its_plain_form():
     import jax
+
     from grader.core.jaxprs import Eqn
     eqns = core.summarize_fn(jax.vmap(lambda x: jnp.sum(x, axis=0), in_axes=1), jnp.ones((3, 4, 5)))
     assert [Eqn.from_plain(e.to_plain()) for e in eqns] == list(eqns)
 
 
 def test_widening_broadcasts_are_the_ones_that_grow():
-    import jax
     eqns = core.summarize_fn(lambda x: (jnp.broadcast_to(x, (4, 3)), x.reshape(1, 3)), jnp.ones(3))
     assert core.widening_broadcasts(eqns) == [((3,), (4, 3))]
 

@@ -13,7 +13,7 @@ B = core._jax.batching
 def test_layout_matches_the_tables_jax_has():
     tables = core.real_tables()
     assert all(type(t) is dict for t in tables.values())
-    expected = ("collapsed" if not isinstance(getattr(B, "primitive_batchers"), dict)
+    expected = ("collapsed" if not isinstance(B.primitive_batchers, dict)
                 else "split")
     assert core.layout() == expected
 

@@ -2,7 +2,8 @@
 import jax
 import jax.numpy as jnp
 import numpy as np
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from grader import core
 
@@ -64,6 +65,6 @@ def test_nested_levels_innermost_first():
     raw = []
     _, seen = core.observe(lambda a: raw.append(raw_view(a)) or a, 0, jnp.ones((2, 3, 4)),
                            layers=[1])
-    assert [(l.shape, l.val_shape, l.batch_dim) for l in seen[0].levels] == raw[0]
+    assert [(lv.shape, lv.val_shape, lv.batch_dim) for lv in seen[0].levels] == raw[0]
     assert len(seen[0].levels) == 2
     assert seen[0].levels[1].val_shape == (2, 3, 4)

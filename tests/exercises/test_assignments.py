@@ -2,11 +2,11 @@
 import pathlib
 import re
 
+import nbformat
 import pytest
 from nbgrader.tests import run_nbgrader
 from nbgrader.utils import compute_checksum
 from nbgrader.validator import Validator
-import nbformat
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 EXERCISES = ROOT / "exercises"
@@ -68,19 +68,19 @@ def test_release_passes_no_grade_cell_and_leaks_nothing(assignment, release):
                   for b, e in (("BEGIN SOLUTION", "END SOLUTION"),
                                ("BEGIN HIDDEN TESTS", "END HIDDEN TESTS"))
                   for line in regions(cell.source, b, e)]
-        rel_lines = {l.strip() for c in nbformat.read(released, as_version=4).cells
-                     for l in c.source.splitlines()}
+        rel_lines = {ln.strip() for c in nbformat.read(released, as_version=4).cells
+                     for ln in c.source.splitlines()}
         # A hidden line may repeat a visible one (same call, hidden=True differs); require the
         # exact hidden/solution line to be absent unless it also appears outside the markers.
-        visible = {l.strip() for c in src.cells for l in _outside_markers(c.source)}
-        leaked = [l for l in secret if l in rel_lines and l not in visible]
+        visible = {ln.strip() for c in src.cells for ln in _outside_markers(c.source)}
+        leaked = [ln for ln in secret if ln in rel_lines and ln not in visible]
         assert leaked == []
 
 
 def secret_lines(nb_path) -> list[str]:
     """Solution and hidden-test lines of a source notebook that appear nowhere outside them."""
     src = nbformat.read(nb_path, as_version=4)
-    visible = {l.strip() for c in src.cells for l in _outside_markers(c.source)}
+    visible = {ln.strip() for c in src.cells for ln in _outside_markers(c.source)}
     return [line for cell in src.cells
             for b, e in (("BEGIN SOLUTION", "END SOLUTION"), ("BEGIN HIDDEN TESTS", "END HIDDEN TESTS"))
             for line in regions(cell.source, b, e) if line not in visible]
@@ -93,7 +93,7 @@ def released_lines(path) -> set[str]:
         texts = [c.source for c in nb.cells] + [str(o) for c in nb.cells for o in c.get("outputs", [])]
     else:
         texts = [path.read_text(errors="replace")]
-    return {l.strip() for t in texts for l in t.splitlines()}
+    return {ln.strip() for t in texts for ln in t.splitlines()}
 
 
 @pytest.mark.parametrize("assignment", assignments())

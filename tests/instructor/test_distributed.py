@@ -12,7 +12,9 @@ import types
 import pytest
 from distributed import KilledWorker
 
-from grader.instructor import bench_cluster, cluster_task as T, distributed as D, grading
+from grader.instructor import bench_cluster, grading
+from grader.instructor import cluster_task as T
+from grader.instructor import distributed as D
 from grader.instructor.autograde import AutogradeEach
 from grader.instructor.progress import Progress, format_eta
 from grader.nbgrader_plugins import FAILED

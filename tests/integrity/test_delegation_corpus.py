@@ -154,8 +154,11 @@ def test_the_delegation_would_earn_full_marks_where_nothing_reads_it(grade_id):
     import jax
     import jax.numpy as jnp
     import numpy as np
-    from grader.lessons import l1_rule_per_primitive as L1, l2_where_the_axis_goes as L2
-    from grader.lessons import l3_batching_whole_programs as L3, l4_vmap_meets_autodiff as L4
+
+    from grader.lessons import l1_rule_per_primitive as L1
+    from grader.lessons import l2_where_the_axis_goes as L2
+    from grader.lessons import l3_batching_whole_programs as L3
+    from grader.lessons import l4_vmap_meets_autodiff as L4
     namespace = {"jax": jax, "jnp": jnp, "np": np, "L1": L1, "L2": L2, "L3": L3, "L4": L4}
     exec(DELEGATES[grade_id][2], namespace)
     exercise = lessons.exercises()[grade_id]

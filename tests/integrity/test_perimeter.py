@@ -107,7 +107,7 @@ def term(tmp_path_factory):
     """The class, after collect, autograde, feedback and the exports. Everyone is a day late."""
     only = tmp_path_factory.mktemp("exercises")
     shutil.copytree(os.path.join(C.ROOT, "exercises", FIRST), only / FIRST)
-    due = (datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(days=1)).strftime(
+    due = (datetime.datetime.now(datetime.UTC) - datetime.timedelta(days=1)).strftime(
         "%Y-%m-%d %H:%M:%S UTC")
     paths = C.build_course(str(tmp_path_factory.mktemp("perimeter")), str(only),
                            {"DueDates.dates": {FIRST: due}})

@@ -16,12 +16,11 @@ import shutil
 
 import nbformat
 import pytest
-
-from tests.fixtures.attacks import DECOY_SPY, DECOY_SPY_RUN
 from nbgrader.validator import Validator
 
 from grader.instructor import classroom as C
 from grader.judge import sandbox
+from tests.fixtures.attacks import DECOY_SPY, DECOY_SPY_RUN
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")]
 

@@ -3,10 +3,9 @@ case is within reach of the student's code before its answers are taken."""
 import numpy as np
 import pytest
 
-from tests.fixtures import judging
-
 from grader import lessons
 from grader.judge.box import child
+from tests.fixtures import judging
 
 LANDS = lessons.exercises()["l2_where_it_lands"]
 CASE = LANDS.cases(np.random.default_rng(0), False)[0]

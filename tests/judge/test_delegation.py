@@ -88,7 +88,8 @@ SOFTSIGN = Delegation(names=("vectorized_batcher",))
     # a subscript store or del on what the cell does not own
     ("L1.kit.observe.__dict__['f'] = 1", "changes `L1.kit.observe.__dict__['f']`"),
     ("f(L1)['is_batch_tracer'] = lambda x: True", "changes `f(L1)['is_batch_tracer']`"),
-    ("from jax._src.interpreters import batching as b\nb.primitive_batchers[p] = r", "changes `b.primitive_batchers[p]`"),
+    ("from jax._src.interpreters import batching as b\nb.primitive_batchers[p] = r",
+     "changes `b.primitive_batchers[p]`"),
     ("t = L1.batching.primitive_batchers\nt[p] = r", "changes `t[p]`"),
     ("t = getattr(L1.batching, 'primitive_batchers')\nt[p] = r", "changes `t[p]`"),
     ("del L1.batching.primitive_batchers[p]", "changes `L1.batching.primitive_batchers[p]`"),
@@ -123,7 +124,8 @@ def test_each_way_of_hiding_or_patching_is_named(source, words):
 @pytest.mark.parametrize("source", [
     "def f(x, names):\n    out = {}\n    for n in names:\n        out[n] = getattr(x, 'shape')\n    return out\n",
     "report = []\ndef f(xs):\n    report[:] = [x.shape for x in xs]\n    del report[0]\n    return report\n",
-    "def rule(prim, vals, dims, **params):\n    params.pop('axes', None)\n    cache = {}\n    cache.update(params)\n    return prim.bind(*vals, **cache), dims[0]\n",
+    "def rule(prim, vals, dims, **params):\n    params.pop('axes', None)\n    cache = {}\n    cache.update(params)\n"
+    "    return prim.bind(*vals, **cache), dims[0]\n",
     "import jax\njax.config.update('jax_enable_x64', True)\n",
     "from jax import config\nconfig.update('jax_enable_x64', False)\n",     # JAX's docs' spelling
     "from jax import config as c\nc.update('jax_enable_x64', False)\n",

@@ -10,7 +10,6 @@ from traitlets.config import Config
 from grader.judge import execute, kernel, sandbox
 from tests.fixtures.kernelspec import installed
 
-
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(
     not installed(), reason="needs the inside-vmap-sandboxed kernelspec (make setup)")]
 

@@ -13,14 +13,15 @@ from tests.fixtures.kernelspec import installed
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
-PROBE = """\
+PROBE = f"""\
 import json, os, socket
 try:
     socket.create_connection(("127.0.0.1", 22), timeout=1); net = True
 except OSError:
     net = False
-print(json.dumps({"course": os.path.exists(%r), "net": net, "cwd_files": sorted(os.listdir("."))}))
-""" % str(ROOT / "exercises")
+print(json.dumps({{"course": os.path.exists({str(ROOT / 'exercises')!r}), "net": net,
+                  "cwd_files": sorted(os.listdir("."))}}))
+"""
 
 
 @pytest.fixture

@@ -8,7 +8,6 @@ import nbformat
 import pytest
 
 from grader.judge import runner, sandbox
-from grader.judge.box import child
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 FIRST = ROOT / "exercises" / "01-the-rule-per-primitive" / "01-the-rule-per-primitive.ipynb"

@@ -2,8 +2,8 @@
 from nbformat.v4 import new_code_cell, new_notebook
 from traitlets.config import Config
 
-from grader.lessons import exercises
 from grader.judge.skip import TAG, SkipJudgedCells, UnskipJudgedCells
+from grader.lessons import exercises
 
 
 def _nb():

@@ -244,7 +244,9 @@ def kernel_run(course, *cells, student="s1", fork=True, **execute):
     """Each cell's printed text (or error) after BoundedExecute ran them in ``student``'s folder."""
     import nbformat
     from traitlets.config import Config
-    from grader.judge import execute as ex, kernel
+
+    from grader.judge import execute as ex
+    from grader.judge import kernel
     c = Config()
     c.KernelManager.transport, c.KernelManager.ip = "ipc", str(course / "sockets" / "kernel")
     c.Execute.timeout = 30

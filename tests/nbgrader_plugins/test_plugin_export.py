@@ -11,11 +11,29 @@ from nbformat.v4 import new_code_cell, new_notebook
 from nbgrader.api import Gradebook
 from traitlets.config import Config
 
-from grader.nbgrader_plugins import (BLANK, FAILED, GRADED, GRADING, INTERRUPTED, JUDGE_FLAG,
-                                     KERNEL_DIED, LATE, MISSING, NEEDS_MANUAL, NO_NOTEBOOK,
-                                     NOT_AUTOGRADED, NOTHING_SUBMITTED, OVERRIDDEN, STALE,
-                                     UNCHANGED, UNREADABLE, CanvasExportPlugin, GradingStatus,
-                                     MoodleExportPlugin, StatusExportPlugin)
+from grader.nbgrader_plugins import (
+    BLANK,
+    FAILED,
+    GRADED,
+    GRADING,
+    INTERRUPTED,
+    JUDGE_FLAG,
+    KERNEL_DIED,
+    LATE,
+    MISSING,
+    NEEDS_MANUAL,
+    NO_NOTEBOOK,
+    NOT_AUTOGRADED,
+    NOTHING_SUBMITTED,
+    OVERRIDDEN,
+    STALE,
+    UNCHANGED,
+    UNREADABLE,
+    CanvasExportPlugin,
+    GradingStatus,
+    MoodleExportPlugin,
+    StatusExportPlugin,
+)
 from grader.nbgrader_plugins.outcome import duration, manual_reason, overridden_reason
 
 pytestmark = pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")

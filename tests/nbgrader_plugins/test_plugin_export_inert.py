@@ -5,8 +5,15 @@ import pytest
 from nbformat.v4 import new_notebook
 from nbgrader.api import Gradebook
 
-from grader.nbgrader_plugins import (FAILED, GRADED, JUDGE_FLAG, CanvasExportPlugin, GradingStatus,
-                                     MoodleExportPlugin, StatusExportPlugin)
+from grader.nbgrader_plugins import (
+    FAILED,
+    GRADED,
+    JUDGE_FLAG,
+    CanvasExportPlugin,
+    GradingStatus,
+    MoodleExportPlugin,
+    StatusExportPlugin,
+)
 from tests.fixtures.hostile import HOSTILE, inert_cell
 from tests.nbgrader_plugins.test_plugin_export import COURSE, STAMP, executed_nb, export, put, read
 

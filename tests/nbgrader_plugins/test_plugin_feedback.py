@@ -6,7 +6,6 @@ from nbgrader.preprocessors import ClearHiddenTests
 
 from grader.nbgrader_plugins import ClearHiddenTestsInFeedback
 
-
 # ---- feedback without hidden tests --------------------------------------------------------
 GRADE_META = {"nbgrader": {"grade": True, "grade_id": "spy", "locked": True, "points": 3,
                            "solution": False, "schema_version": 3}}

@@ -4,8 +4,8 @@ import datetime
 import pytest
 from nbformat.v4 import new_notebook
 from nbgrader.api import Gradebook
-from traitlets.config import Config
 from traitlets import TraitError
+from traitlets.config import Config
 
 from grader.nbgrader_plugins import DueDates, PercentPerDay, SetDueDate, record_due_dates
 

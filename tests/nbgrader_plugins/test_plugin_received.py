@@ -69,7 +69,7 @@ def collected(paths, student):
 
 
 def test_a_rewritten_timestamp_is_flagged_and_the_exchanges_clock_is_used(course):
-    before = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+    before = datetime.datetime.now(datetime.UTC).replace(tzinfo=None)
     forge(submit(course, "eve"))
     submit(course, "ada")
     C.collect(course)

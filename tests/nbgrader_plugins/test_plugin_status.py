@@ -5,8 +5,7 @@ import time
 import pytest
 from traitlets.config import Config
 
-from grader.nbgrader_plugins import FAILED, GRADED, GRADING, TIMED_OUT
-from grader.nbgrader_plugins import GradingStatus
+from grader.nbgrader_plugins import FAILED, GRADED, GRADING, TIMED_OUT, GradingStatus
 from grader.nbgrader_plugins.lock import is_postgres
 
 STAMP = "2026-01-05 10:00:00.000000 UTC"

@@ -10,11 +10,26 @@ from nbgrader.api import Gradebook
 from nbgrader.coursedir import CourseDirectory
 from traitlets.config import Config
 
-from grader.nbgrader_plugins import (FAILED, GRADED, STALE, TOO_LARGE, GradingStatus,
-                                     SubmissionSize, digest, inspect_submission)
-from grader.nbgrader_plugins import outcome, submission
-from grader.nbgrader_plugins.submission import (BROKEN, OVERSIZED, PRESENT, autograded_complete,
-                                                autograded_paths, read_timestamp)
+from grader.nbgrader_plugins import (
+    FAILED,
+    GRADED,
+    STALE,
+    TOO_LARGE,
+    GradingStatus,
+    SubmissionSize,
+    digest,
+    inspect_submission,
+    outcome,
+    submission,
+)
+from grader.nbgrader_plugins.submission import (
+    BROKEN,
+    OVERSIZED,
+    PRESENT,
+    autograded_complete,
+    autograded_paths,
+    read_timestamp,
+)
 
 pytestmark = pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")
 STAMP = "2026-01-05 10:00:00.000000 UTC"

@@ -19,8 +19,7 @@ import pytest
 from nbgrader.api import Gradebook
 
 from grader.instructor import classroom as C
-from grader.nbgrader_plugins import (BLANK, FAILED, GRADED, GRADING, INTERRUPTED, MISSING,
-                                     NOT_AUTOGRADED, GradingStatus)
+from grader.nbgrader_plugins import BLANK, FAILED, GRADED, GRADING, INTERRUPTED, MISSING, NOT_AUTOGRADED, GradingStatus
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")]
 

@@ -27,7 +27,8 @@ import psutil
 import pytest
 import sqlalchemy as sa
 
-from grader.instructor import bench, bench_cluster, classroom as C
+from grader.instructor import bench, bench_cluster
+from grader.instructor import classroom as C
 from grader.instructor.inprocess import nbgrader
 from tests.fixtures import seen
 

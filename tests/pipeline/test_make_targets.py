@@ -24,8 +24,8 @@ def make(course, *targets, extra="", ok=True):
     args = ["--ExchangeCollect.check_owner=False", "--Execute.timeout=30"]
     first = C.assignments(course.exercises)[0]
     # -o: never rebuild the venv from inside a test
-    cmd = ["make", "--no-print-directory", "-C", C.ROOT, "-o", ".venv/.installed", "-o", ".venv/.installed-all", *targets,
-           f"COURSE={course.course}", f"ASSIGNMENT={first}", "NBGRADER_ARGS=" + " ".join(args)]
+    cmd = ["make", "--no-print-directory", "-C", C.ROOT, "-o", ".venv/.installed", "-o", ".venv/.installed-all",
+           *targets, f"COURSE={course.course}", f"ASSIGNMENT={first}", "NBGRADER_ARGS=" + " ".join(args)]
     env = {k: v for k, v in os.environ.items() if not k.startswith("MAKE")}
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
     assert (proc.returncode == 0) is ok, proc.stdout[-3000:] + proc.stderr[-3000:]

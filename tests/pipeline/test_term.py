@@ -55,7 +55,7 @@ def test_the_readme_term_covers_every_step():
 def term(tmp_path_factory):
     """The guide's commands, run; the course, the simulation folder and what each printed."""
     work = tmp_path_factory.mktemp("term")
-    due = datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(hours=36)
+    due = datetime.datetime.now(datetime.UTC) - datetime.timedelta(hours=36)
     names = C.assignments(os.path.join(C.ROOT, "exercises"))
     paths = C.build_course(str(work), settings={
         "DueDates.dates": {names[1]: due.strftime("%Y-%m-%d %H:%M:%S UTC")}})
@@ -132,7 +132,7 @@ def test_the_companion_file_has_every_status(term):
     with open(os.path.join(paths.course, "grades-canvas-status.csv"), newline="") as fh:
         got = {(r["assignment"], r["student_id"]): r for r in csv.DictReader(fh)}
     assert set(got) == set(want)
-    for key, (score, status) in want.items():
+    for key, (_score, status) in want.items():
         assert got[key]["status"] == status, (key, got[key])
         if status == LATE:
             assert got[key]["reason"].startswith("late by 1 d 12 h; penalty"), got[key]
@@ -146,9 +146,9 @@ def test_a_manual_grade_shows_as_overridden(term):
         grade.manual_score, name = grade.max_score, grade.name
         gb.db.commit()
     env = {k: v for k, v in os.environ.items() if not k.startswith("MAKE")}
-    out = subprocess.run(["make", "--no-print-directory", "-C", C.ROOT, "-o", ".venv/.installed", "-o", ".venv/.installed-all",
-                          "export", f"COURSE={paths.course}"], capture_output=True, text=True,
-                         env=env, timeout=300)
+    out = subprocess.run(["make", "--no-print-directory", "-C", C.ROOT, "-o", ".venv/.installed",
+                          "-o", ".venv/.installed-all", "export", f"COURSE={paths.course}"],
+                         capture_output=True, text=True, env=env, timeout=300)
     assert out.returncode == 0, out.stderr
     assert "grades.csv" in out.stdout
     with open(os.path.join(paths.course, "grades.csv"), newline="") as fh:

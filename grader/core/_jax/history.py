@@ -255,8 +255,8 @@ def expected(fact: str, version: tuple[int, ...] = JAX_VERSION) -> object:
 
 
 from .measures import MEASURES  # noqa: E402  (the measures name the facts above)
-from .measures_l12 import MEASURES_L12  # noqa: E402
 from .measures_l3 import MEASURES_L3  # noqa: E402
+from .measures_l12 import MEASURES_L12  # noqa: E402
 
 MEASURES = {**MEASURES, **MEASURES_L12, **MEASURES_L3}
 

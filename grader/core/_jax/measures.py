@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import inspect
 import warnings
-from typing import Callable
+from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp
 from jax import lax
 
 from . import B, open_jaxpr
+
 
 def _raised(fn) -> Exception | None:
     """The exception ``fn()`` raises (the kind or message is the answer), else ``None``."""

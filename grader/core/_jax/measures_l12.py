@@ -5,14 +5,13 @@ One small function per fact, as in ``measures.py``; each leaves JAX's tables and
 from __future__ import annotations
 
 import inspect
-from typing import Callable
+from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import B, ShapedArray, new_primitive, register_rule, unregister_rule
-from . import traces
+from . import B, ShapedArray, new_primitive, register_rule, traces, unregister_rule
 
 
 def _bind_dispatcher():
@@ -86,7 +85,7 @@ def _moved_rules_read_axis_data():
     """Each moved rule that sits in the fancy table on this release reads axis_data in its body
     (vacuously true before the first moved)."""
     jax.vmap(lambda x: jnp.sum(jnp.tanh(x)))(jnp.ones((2, 2)))    # the first vmap imports more rules
-    fancy = getattr(B, "fancy_primitive_batchers")
+    fancy = B.fancy_primitive_batchers
     there = {p.name: rule for p, rule in fancy.items() if p.name in MOVED_BEFORE_COLLAPSE}
     return all(traces.reads_axis_data(rule) for rule in there.values())
 

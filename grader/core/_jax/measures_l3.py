@@ -3,7 +3,7 @@ programs under vmap. One small function per fact, as in `measures`; each asks th
 from __future__ import annotations
 
 import inspect
-from typing import Callable
+from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp

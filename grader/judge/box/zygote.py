@@ -85,7 +85,7 @@ def _keep_only(keep: list) -> None:
         return
     _mount("tmpfs", STAGE, "tmpfs", _MS_NOSUID | _MS_NODEV, "size=65536,mode=0700")
     held = []
-    for i, (root, path, writable) in enumerate(keep):
+    for i, (_root, path, writable) in enumerate(keep):
         spot = os.path.join(STAGE, str(i))
         os.mkdir(spot)
         _mount(path, spot, None, _MS_BIND | _MS_REC)
@@ -242,6 +242,7 @@ def _preimport(role: str) -> None:
 
     import jax  # noqa: F401
     import jax.numpy  # noqa: F401
+
     from ... import feedback, lessons  # noqa: F401
     if role == "judge":
         from . import child, tamper, tripwires  # noqa: F401

@@ -71,7 +71,7 @@ BOX, GAP, LABEL_W = 0.8, 0.45, 7.0
 
 def _draw_array(ax, x, y, arr: ArrayAxes) -> float:
     """Draw one array at (x, y); returns the x after it."""
-    from matplotlib.patches import Circle, Rectangle   # drawing only: the judge loads this module
+    from matplotlib.patches import Circle, Rectangle  # drawing only: the judge loads this module
     if not arr.shape:
         ax.add_patch(Circle((x + 0.25, y + 0.35), 0.14, facecolor=PLAIN, edgecolor=EDGE))
         return x + 0.5 + GAP

@@ -16,6 +16,7 @@ from ...feedback import Finding
 from .kit import observe
 from .kit.programs import example_shapes, run
 
+
 def expect(case) -> dict:
     """Each step's batch dim under ``jax.vmap``, as the result tracers report it (shapes only)."""
     program, in_dims = case["program"], case["in_dims"]

@@ -25,7 +25,7 @@ def widenings(graph: dict, levels, sizes, recursive: bool = False) -> list:
     argument i carries level l when ``levels[l][i]`` is not None. An equation widens at level l
     when no input carries l and an output has an axis of that level's size. A path is the
     equation's index (inside a jit's program too, with ``recursive``)."""
-    state = {v: (frozenset(l for l, axes in enumerate(levels) if axes[i] is not None),
+    state = {v: (frozenset(l for l, axes in enumerate(levels) if axes[i] is not None),  # noqa: E741  (level l)
                  frozenset([i]))
              for i, v in enumerate(graph["invars"])}
     found: list = []

@@ -6,7 +6,8 @@ every finding of the wrong answer's result against them, on the visible cases an
 """
 import pytest
 
-from grader.lessons.l1_rule_per_primitive import moments, prefix, selfchecks as S, spy, stack2
+from grader.lessons.l1_rule_per_primitive import moments, prefix, spy, stack2
+from grader.lessons.l1_rule_per_primitive import selfchecks as S
 
 from .. import contract
 from . import answers as A

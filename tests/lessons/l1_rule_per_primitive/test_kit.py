@@ -12,7 +12,6 @@ from grader.lessons.l1_rule_per_primitive.kit import observe
 from .. import contract
 from . import answers as A
 
-
 # ---- the primitives ------------------------------------------------------------------------------
 
 def test_primitives_run_trace_and_are_refused_by_vmap():

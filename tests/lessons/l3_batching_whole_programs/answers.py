@@ -20,7 +20,7 @@ def _solutions() -> dict:
     namespace = {"jax": jax, "jnp": jnp, "lax": lax, "math": math, "L3": L3}
     for cell in nbformat.read(NOTEBOOK, as_version=4).cells:
         if cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("solution"):
-            exec("\n".join(l for l in cell.source.splitlines() if "### " not in l), namespace)
+            exec("\n".join(line for line in cell.source.splitlines() if "### " not in line), namespace)
     return namespace
 
 

@@ -7,7 +7,6 @@ import numpy as np
 
 from grader.lessons import l4_vmap_meets_autodiff as L4
 
-
 # ---- right ---------------------------------------------------------------------------------------
 
 def per_example_grads(loss, params, batch, axes):

@@ -10,7 +10,6 @@ from ....core import _jax, jaxprs
 from ....wire import stage
 from .primitives import install, install_collective, make_primitives, uninstall
 
-
 # ---- the spy -------------------------------------------------------------------------------------
 
 def zeros(shapes) -> list:
