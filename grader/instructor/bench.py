@@ -151,42 +151,32 @@ def full_marks(paths: C.Paths, what: str, db: str | None = None) -> None:
     from nbgrader.api import Gradebook
     db = db or os.path.join(paths.course, "gradebook.db")
     with Gradebook("sqlite:///" + db, C.COURSE_ID) as gb:
-        short = [(a.name, s.student.id, s.score, s.max_score, _lost(s, os.path.dirname(db))) for a in gb.assignments
+        short = [(a.name, s.student.id, s.score, s.max_score, _lost(s)) for a in gb.assignments
                  for s in a.submissions if not s.max_score or s.score != s.max_score]
     if short:
+        shown = grade_outputs(os.path.dirname(db))
+        short = [(a, s, score, top, [(*lost, _text(shown.get((a, s, lost[0]), [])))
+                                     for lost in where]) for a, s, score, top, where in short]
         raise RuntimeError(f"{what} did not give every solved submission full marks (so its time "
                            f"is not a grading time): {short[:5]}; see its autograde.log")
 
 
-def _lost(submission, course: str) -> list[tuple]:
-    """Where a solved submission lost points: each grade cell's id, score, whether it waits for a
-    human, and the feedback its grade cell shows (what the judge said)."""
-    return [(g.name, g.score, g.max_score, "manual" if g.needs_manual_grade else "",
-             _output(course, submission, g.notebook.name, g.name))
+def _lost(submission) -> list[tuple]:
+    """Where a solved submission lost points: each grade cell's id, score, and whether it waits
+    for a human (`full_marks` adds the feedback its grade cell shows: what the judge said)."""
+    return [(g.name, g.score, g.max_score, "manual" if g.needs_manual_grade else "")
             for nb in submission.notebooks for g in nb.grades if g.score != g.max_score]
 
 
-def _output(course: str, submission, notebook: str, grade_id: str, most: int = 600) -> str:
-    import nbformat
-    path = os.path.join(course, "autograded", submission.student.id, submission.assignment.name,
-                        notebook + ".ipynb")
-    try:
-        nb = nbformat.read(path, as_version=4)
-    except (OSError, ValueError):
-        return f"(no autograded notebook at {path})"
-    for cell in nb.cells:
-        if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") == grade_id:
-            text = " ".join(o.get("text", "") or str(o.get("data", {}).get("text/plain", ""))
-                            for o in cell.get("outputs", []))
-            return text[:most]
-    return ""
+def _text(outputs, most: int = 600) -> str:
+    return " ".join(o.get("text", "") or str(o.get("data", {}).get("text/plain", ""))
+                    for o in outputs)[:most]
 
 
 # ---- same results as a serial run ------------------------------------------------------------
 def results(paths: C.Paths) -> dict:
     """``{(kind, assignment, student, grade id): value}``: every grade's auto score and every
     grade cell's outputs (what the feedback shows)."""
-    import nbformat
     from nbgrader.api import Gradebook
     out = {}
     with Gradebook("sqlite:///" + os.path.join(paths.course, "gradebook.db"), C.COURSE_ID) as gb:
@@ -195,7 +185,17 @@ def results(paths: C.Paths) -> dict:
                 for nb in sub.notebooks:
                     for g in nb.grades:
                         out["score", a.name, sub.student.id, g.name] = g.auto_score
-    top = os.path.join(paths.course, "autograded")
+    for (a, student, grade_id), outputs in grade_outputs(paths.course).items():
+        out["outputs", a, student, grade_id] = json.dumps(outputs, sort_keys=True)
+    return out
+
+
+def grade_outputs(course: str) -> dict:
+    """``{(assignment, student, grade id): outputs}`` of every grade cell under the course's
+    autograded/ (what the feedback shows)."""
+    import nbformat
+    out = {}
+    top = os.path.join(course, "autograded")
     for student in os.listdir(top) if os.path.isdir(top) else ():
         for a in os.listdir(os.path.join(top, student)):
             for f in os.listdir(os.path.join(top, student, a)):
@@ -205,8 +205,7 @@ def results(paths: C.Paths) -> dict:
                 for cell in nb.cells:
                     m = cell.metadata.get("nbgrader", {})
                     if m.get("grade") and cell.cell_type == "code":
-                        out["outputs", a, student, m["grade_id"]] = json.dumps(
-                            cell.outputs, sort_keys=True)
+                        out[a, student, m["grade_id"]] = cell.outputs
     return out
 
 

@@ -98,8 +98,8 @@ def _owned_names(tree) -> set[str]:
     return owned
 
 
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ListComp, ast.SetComp,
-           ast.DictComp, ast.GeneratorExp)
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, *_COMPREHENSIONS)
 
 
 def _locals(scope) -> set[str]:
@@ -112,11 +112,9 @@ def _locals(scope) -> set[str]:
     args = getattr(scope, "args", None)
     if args is not None:
         found |= {a.arg for a in ast.walk(args) if isinstance(a, ast.arg)}
-    if isinstance(scope, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
-        body = [g.target for g in scope.generators]
-    else:
-        body = scope.body if isinstance(scope.body, list) else [scope.body]
-    todo = list(body)
+    # (a copy: the walk below pops from it, and the body is the tree's own list)
+    todo = [g.target for g in scope.generators] if isinstance(scope, _COMPREHENSIONS) else \
+        list(_body(scope))
     while todo:
         node = todo.pop()
         if isinstance(node, (ast.Global, ast.Nonlocal)):
@@ -134,7 +132,7 @@ def _locals(scope) -> set[str]:
 def _split(scope) -> tuple[list, list]:
     """A scope's nodes Python evaluates outside it (decorators, defaults, annotations, a
     comprehension's first iterable) and those it runs inside it."""
-    if isinstance(scope, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+    if isinstance(scope, _COMPREHENSIONS):
         first, *rest = scope.generators
         elts = [scope.key, scope.value] if isinstance(scope, ast.DictComp) else [scope.elt]
         return [first.iter], [first.target, *first.ifs, *rest, *elts]
@@ -144,8 +142,12 @@ def _split(scope) -> tuple[list, list]:
         outside += [*scope.decorator_list, *(a.annotation for a in ast.walk(args)
                                              if isinstance(a, ast.arg) and a.annotation)]
         outside += [scope.returns] if scope.returns else []
-    body = scope.body if isinstance(scope.body, list) else [scope.body]
-    return outside, body
+    return outside, _body(scope)
+
+
+def _body(scope) -> list:
+    """A function's statements, or a lambda's one expression."""
+    return scope.body if isinstance(scope.body, list) else [scope.body]
 
 
 def _root(expr) -> str | None:
@@ -261,17 +263,20 @@ class _Reader(ast.NodeVisitor):
             self._check_target(target)
         self.generic_visit(node)
 
+    def _check_path(self, module: str, how: str) -> None:
+        """A dotted module path names each of its parts (``jax._src.interpreters.batching``)."""
+        for part in module.split("."):
+            self._check_name(part, how)
+
     def visit_Import(self, node):
         for alias in node.names:
             self._check_module(alias.name)
-            for part in alias.name.split("."):
-                self._check_name(part, "imports")
+            self._check_path(alias.name, "imports")
         self.generic_visit(node)
 
     def visit_ImportFrom(self, node):
         self._check_module(node.module or "")
-        for part in (node.module or "").split("."):
-            self._check_name(part, "imports from")
+        self._check_path(node.module or "", "imports from")
         for alias in node.names:
             self._check_name(alias.name, "imports")
             if alias.name in HIDING_CALLS:

@@ -176,7 +176,7 @@ def graded_row(gradebook, name, student_id, top, extra=()) -> Row:
     # A cell awaits a human only while no human has graded it: nbgrader flags a manually graded
     # cell again whenever autograde scores it anew (and the judge, one it flags), yet its score
     # is the manual one (`sub.needs_manual_grade` is the flag of any cell).
-    waiting = [g for g in grades if g.needs_manual_grade and g.manual_score is None]
+    waiting = [g for g in grades if _awaits_human(g)]
     if waiting:
         notes.append((NEEDS_MANUAL, manual_reason(grades, comments)))
     manual = sorted((g for g in grades if g.manual_score is not None), key=lambda g: g.name)
@@ -225,12 +225,18 @@ def _flags(comments) -> str:
         if (c.auto_comment or "").startswith(JUDGE_FLAG)))
 
 
+def _awaits_human(grade) -> bool:
+    """Flagged for manual grading and not graded by hand since (a kept manual grade is flagged
+    again by every regrade: `overridden_reason`)."""
+    return grade.needs_manual_grade and grade.manual_score is None
+
+
 def manual_reason(grades, comments) -> str:
     """The judge's reasons where it flagged a cell, else the cells nbgrader could not score."""
     flagged = _flags(comments)
     if flagged:
         return flagged
-    cells = sorted(g.name for g in grades if g.needs_manual_grade and g.manual_score is None)
+    cells = sorted(g.name for g in grades if _awaits_human(g))
     return ("no automatic score for " + ", ".join(cells)) if cells else ""
 
 
