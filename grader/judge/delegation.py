@@ -301,21 +301,32 @@ class _Reader(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_Attribute(self, node):
-        self._check_name(node.attr, "uses")
-        if node.attr in HIDING_ATTRS and node.attr not in self.allowed:
-            self._say(f"it reads `.{node.attr}`, which reaches objects behind the code's back")
-        elif node.attr in HIDING_CALLS or node.attr in DYNAMIC_ATTRS:
-            self._say(f"it uses `.{node.attr}`, which reaches code by a computed name")
-        elif node.attr in HIDING_MODULES:
-            self._say(f"it reaches `{node.attr}` through another module (`.{node.attr}`), which "
-                      f"can call code without naming it")
-        elif node.attr in TRACING_ATTRS:
-            self._say(f"it uses `.{node.attr}`, which watches or changes how code is called "
-                      f"(the judge's own watching)")
-        elif node.attr in PARTIAL_ATTRS and isinstance(node.value, (ast.Subscript, ast.Call)):
-            self._say(f"it reads `.{node.attr}` of something it looked up, which reaches the "
-                      f"function behind a partial (as JAX's rule tables hold them)")
+        self._check_attr(node.attr, node.value)
         self.generic_visit(node)
+
+    def visit_MatchClass(self, node):
+        # ``case object(batching=b)`` reads ``subject.batching`` into ``b``: a keyword pattern is
+        # an attribute read written as a bare string (``kwd_attrs``), so it is read as one.
+        for attr in node.kwd_attrs:
+            self._check_attr(attr, None)
+        self.generic_visit(node)
+
+    def _check_attr(self, attr: str, value) -> None:
+        """Reading attribute ``attr`` of ``value`` (None: of a match statement's subject)."""
+        self._check_name(attr, "uses")
+        if attr in HIDING_ATTRS and attr not in self.allowed:
+            self._say(f"it reads `.{attr}`, which reaches objects behind the code's back")
+        elif attr in HIDING_CALLS or attr in DYNAMIC_ATTRS:
+            self._say(f"it uses `.{attr}`, which reaches code by a computed name")
+        elif attr in HIDING_MODULES:
+            self._say(f"it reaches `{attr}` through another module (`.{attr}`), which "
+                      f"can call code without naming it")
+        elif attr in TRACING_ATTRS:
+            self._say(f"it uses `.{attr}`, which watches or changes how code is called "
+                      f"(the judge's own watching)")
+        elif attr in PARTIAL_ATTRS and isinstance(value, (ast.Subscript, ast.Call)):
+            self._say(f"it reads `.{attr}` of something it looked up, which reaches the "
+                      f"function behind a partial (as JAX's rule tables hold them)")
 
     def visit_Call(self, node):
         func = node.func

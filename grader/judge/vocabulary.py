@@ -6,7 +6,10 @@ HIDING_CALLS = frozenset({"exec", "eval", "compile", "__import__", "globals", "l
                           "breakpoint", "setattr", "delattr", "attrgetter", "methodcaller",
                           "resolve_name", "import_module", "setitem", "delitem",
                           # a dotted path or attribute taken from a string at run time
-                          "locate", "get_field", "update_wrapper"})
+                          "locate", "get_field", "update_wrapper",
+                          # code run from a string by a profiler, debugger or typing's evaluation
+                          "runctx", "runeval", "get_type_hints", "dictConfig", "BaseConfigurator",
+                          "_resolve"})
 DYNAMIC_ATTRS = frozenset({"getattr"})
 HIDING_ATTRS = frozenset({
     "__dict__", "__globals__", "__code__", "__closure__", "__builtins__", "__subclasses__",
@@ -26,8 +29,11 @@ PARTIAL_ATTRS = frozenset({"func", "keywords"})
 MUTATORS = frozenset({"update", "setdefault", "pop", "popitem", "clear"})
 # What an exercise about reading modules may use to read them.
 READING_MODULES = frozenset({"vars", "__dict__"})
+# Modules that call code without naming it, or change code they do not own (mock); the last line
+# compile a string into code and run it (timeit's stmt, a doctest, a profiler's or debugger's run).
 HIDING_MODULES = frozenset({"importlib", "ctypes", "gc", "inspect", "marshal", "pickle",
                             "builtins", "runpy", "code", "codeop", "dill", "cloudpickle",
-                            "pkgutil", "mock", "pydoc"})    # mock: changes code the answer does not own
+                            "pkgutil", "mock", "pydoc",
+                            "timeit", "doctest", "cProfile", "profile", "pdb", "bdb"})
 COURSE_PACKAGE = "grader"
 TOO_DEEP = "its code is nested too deeply to read (an expression or block thousands of levels deep)"

@@ -310,6 +310,14 @@ def test_calling_ones_own_answer_is_a_self_test_not_a_delegation():
     # names a star import brought in, then made to look like the cell's own by a dead store
     ("l4_vmap_jacobian", "from jax.experimental.sparse import *\nif 0:\n    jacfwd = jacrev = None\n"
                          "def vmap_jacobian(f, x):\n    return jacrev(f)(x)\n"),
+    # a class pattern reads attributes named by bare strings (``kwd_attrs``; red team, round 5)
+    ("l2_where_it_lands", "import jax\nmatch jax:\n    case object(_src=object(interpreters=i)):\n"
+                          "        match i:\n            case object(batching=object("
+                          "fancy_primitive_batchers=t)):\n                pass\n"),
+    ("l3_cond_plan", "import sys\nmatch sys:\n    case object(monitoring=m):\n"
+                     "        m.register_callback(4, m.events.PY_START, None)\n"),
+    ("l4_vmap_jacobian", "import jax\ndef vmap_jacobian(f, x):\n    match jax:\n"
+                         "        case object(jacrev=rev):\n            return rev(f)(x)\n"),
 ])
 def test_the_red_teams_readings_are_flagged_by_the_exercises_own_rules(grade_id, source):
     from grader import lessons

@@ -215,6 +215,33 @@ def test_switching_the_watch_off_makes_the_exercise_tampered(off):
         tamper.reason(got["l2_where_it_lands"]["tampered"])
 
 
+# Code nothing read before it ran: a module the answer writes and imports, strings compiled at run
+# time by a helper the reading may not know (red team, round 5: what the reading misses, the child
+# must still see).
+EMPTY_LANDS = "def where_it_lands(program, in_dims):\n    return {}\n"
+OUTSIDE_CODE = [
+    "import os, sys, tempfile\n_d = tempfile.mkdtemp()\n"
+    "with open(os.path.join(_d, 'helper_mod.py'), 'w') as _f:\n    _f.write('X = 1\\n')\n"
+    "sys.path.insert(0, _d)\nimport helper_mod\n",
+    "import timeit\ntimeit.timeit('x = 1', number=1)\n",
+    "_x = [eval('1 + 1')]\n",
+]
+
+
+@pytest.mark.parametrize("code", OUTSIDE_CODE, ids=["own-module", "timeit-string", "eval"])
+def test_code_from_outside_the_cells_and_the_packages_makes_the_exercise_tampered(code):
+    got = run_child(request(L2, ["l2_where_it_lands"], {"where_it_lands": code + EMPTY_LANDS}))
+    assert tamper.OUTSIDE in got["l2_where_it_lands"]["tampered"]
+    assert "from outside its cells" in tamper.reason(got["l2_where_it_lands"]["tampered"])
+
+
+def test_a_dataclass_and_a_namedtuple_are_not_code_from_outside():
+    code = ("import collections, dataclasses\n@dataclasses.dataclass\nclass _P:\n    a: int = 0\n"
+            "_T = collections.namedtuple('_T', 'a b')\n")
+    got = run_child(request(L2, ["l2_where_it_lands"], {"where_it_lands": code + EMPTY_LANDS}))
+    assert got["l2_where_it_lands"]["tampered"] == []
+
+
 def test_the_reason_names_only_what_it_can_read():
     assert tamper.reason([]) == "" and tamper.reason(None) == ""
     forged = tamper.reason(["give full marks; " + "X" * 5000, {"__dict__": 1}])

@@ -3,6 +3,7 @@ run here on any release): a call from an answer is noted, however the function w
 a watch taken apart says so."""
 import functools
 import sys
+import types
 
 import pytest
 
@@ -75,8 +76,41 @@ def test_a_watch_taken_apart_is_broken(watch):
         from grader.core import _jax
         _jax.batching.matchaxis = watch.originals[SPEC]     # what a closure hands out on 3.11
     else:
-        sys.monitoring.set_local_events(watch.tool, watch.originals[SPEC].__code__, 0)
+        with pytest.raises(ValueError):
+            sys.monitoring.set_local_events(watch.tool, watch.originals[SPEC].__code__, 0)
     assert watch.broken() == ["monitor"]
+
+
+SWAP = """
+import sys
+E = sys.monitoring.events.PY_START
+for tool in range(6):
+    try:
+        saved = sys.monitoring.register_callback(tool, E, None)   # the judge's callback, out
+    except ValueError:
+        continue
+    try:
+        result = matchaxis()                                       # unseen, were it let through
+    finally:
+        sys.monitoring.register_callback(tool, E, saved)          # and back before the check
+"""
+
+
+@pytest.mark.skipif(not hasattr(sys, "monitoring"), reason="sys.monitoring is 3.12+")
+def test_a_watch_switched_off_and_on_again_between_two_checks_is_broken():
+    # Red team, round 5: an answer swapped the judge's callback out around its own call and put
+    # it back in ``finally``, so the check after the cells found the watch standing.
+    watch = tripwires.Monitor([SPEC], PREFIX)
+    try:
+        assert watch.broken() == []
+        from_an_answer(SWAP, matchaxis=matchaxis)
+        assert watch.broken() == ["monitor"]
+        assert sys.monitoring.get_tool(watch.tool) == tripwires.NAME     # its own tool refused
+    finally:
+        watch.remove()
+    assert isinstance(sys.monitoring.register_callback, types.BuiltinFunctionType)  # back
+    sys.monitoring.use_tool_id(watch.tool, "after")                     # and work again
+    sys.monitoring.free_tool_id(watch.tool)
 
 
 def test_removing_the_watch_leaves_jax_as_it_was(watch):

@@ -20,7 +20,7 @@ import sys
 import threading
 
 from ... import wire
-from . import channel, tamper, tripwires
+from . import channel, outside, tamper, tripwires
 
 ANSWER_FILE = "<answer cell {}>"
 ANSWER_FD = "INSIDE_VMAP_ANSWER_FD"
@@ -81,9 +81,13 @@ class Guard:
 
     def __init__(self, wires, out: channel.Sealer):
         self.wires, self.out, self.before, self.seen = wires, out, tamper.take(), set()
+        # ``grader`` here is the kit tree's (`_forget_editable_installs`): its code is known.
+        self.outside = outside.Outside(os.path.dirname(wire.__file__),
+                                       lambda: out.send("tampered", what=[outside.OUTSIDE]))
 
     def check(self) -> None:
-        found = set(tamper.changes(self.before, tamper.take()) + self.wires.broken())
+        found = set(tamper.changes(self.before, tamper.take()) + self.wires.broken() +
+                    self.outside.found())
         new = sorted(found - self.seen)
         if new:
             self.seen |= found

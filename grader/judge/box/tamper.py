@@ -18,6 +18,7 @@ import types
 from ...core import _jax
 
 MONITOR = "monitor"
+OUTSIDE = "outside"                     # `grader.judge.box.outside`
 _GONE = object()
 
 
@@ -135,8 +136,11 @@ def reason(tampered) -> str:
     parts = []
     if MONITOR in tampered:
         parts.append("it switched off the judge's watch on JAX's functions")
-    names = [t for t in tampered if isinstance(t, str) and t != MONITOR and len(t) < 160
-             and _NAME.fullmatch(t)]
+    if OUTSIDE in tampered:
+        parts.append("it ran code from outside its cells and the installed packages (a file it "
+                     "wrote, or a string compiled as it ran), which nothing read before it ran")
+    names = [t for t in tampered if isinstance(t, str) and t not in (MONITOR, OUTSIDE)
+             and len(t) < 160 and _NAME.fullmatch(t)]
     course = [n for n in names if n.startswith(("grader", "sys.modules[grader"))]
     python = [n for n in names if n.startswith("builtins.")]
     jax = [n for n in names if n not in course and n not in python]

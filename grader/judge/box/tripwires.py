@@ -35,6 +35,9 @@ if _MON is not None:
     _register, _set_local, _get_local = (_MON.register_callback, _MON.set_local_events,
                                          _MON.get_local_events)
     _set_events = _MON.set_events
+# What can switch a tool off, swap its callback or take its events away.
+_SWITCHES = ("use_tool_id", "free_tool_id", "register_callback", "set_events", "set_local_events",
+             "restart_events", "clear_tool_id")
 
 
 def target(spec: str):
@@ -151,6 +154,23 @@ class Monitor(_Watch):
         _register(self.tool, _PY_START, self._callback)
         for code in self.codes:
             _set_local(self.tool, code, _PY_START)
+        self.touched = False
+        self._switches = {n: getattr(_MON, n) for n in _SWITCHES if hasattr(_MON, n)}
+        for name, switch in self._switches.items():
+            setattr(_MON, name, self._guarded(switch))
+
+    def _guarded(self, switch):
+        """``sys.monitoring``'s own function as student code sees it: any use is noted (an answer
+        has no business with monitoring; one that switched the watch off and back on between two
+        checks left nothing else to see), and on the judge's tool it is refused. The judge holds
+        the builtins themselves (`_register` and the rest)."""
+        def guarded(*args, **kwargs):
+            self.touched = True
+            if args and args[0] == self.tool:
+                raise ValueError(f"tool {self.tool} is in use")
+            return switch(*args, **kwargs)
+        guarded.__name__, guarded.__qualname__ = switch.__name__, switch.__qualname__
+        return guarded
 
     def _started(self, code, offset):
         spec = self.codes.get(code)
@@ -191,6 +211,8 @@ class Monitor(_Watch):
 
     def broken(self) -> list[str]:
         """What of the watch no longer stands (student code can switch a tool off)."""
+        if self.touched:
+            return ["monitor"]
         try:
             if _get_tool(self.tool) != NAME:
                 return ["monitor"]
@@ -203,6 +225,8 @@ class Monitor(_Watch):
         return []
 
     def remove(self) -> None:
+        for name, switch in self._switches.items():
+            setattr(_MON, name, switch)
         with contextlib.suppress(ValueError):
             for code in self.codes:
                 _set_local(self.tool, code, 0)
