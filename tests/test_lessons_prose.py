@@ -134,3 +134,50 @@ def test_no_lesson_code_compares_jax_versions(path):
              for hit in version_comparisons(cell.source)]
     assert not found, (f"{path.name} compares JAX versions; assert a history fact's `.holds` or what is true on "
                        f"every release instead:\n" + "\n".join(f"  cell {i}: {h}" for i, h in found))
+
+
+# ---- the release history lives in the appendix (issue 23) ----------------------------------------
+# A numbered lesson names no release: where a fact differs between releases it prints the history's line and links
+# the appendix (lessons/appendix-history), which holds the tables. What may stay is the supported range itself
+# ("measured on every release from 0.4.36 on", "0.4.36 to today"), which names no difference.
+FULL_RELEASE = re.compile(r"(?<![\w.])0\.\d+\.\d+(?:\.\d+)?(?![\w.]*\d)|\b(?:JAX|jax|release|releases)\s+0\.\d+\b")
+SUPPORTED_RANGE = re.compile(rf"{RELEASE.pattern}\s+(?:on\b|to\s+today\b)", re.I)
+NUMBERED_LESSONS = [p for p in LESSON_FILES if p.name[:2].isdigit()]
+
+
+def releases_named(text: str) -> list[str]:
+    """The releases a lesson's cell names, the supported range left out."""
+    return FULL_RELEASE.findall(SUPPORTED_RANGE.sub(" ", text))
+
+
+@pytest.mark.parametrize("text", [
+    "Up to 0.8.1 that table held only such rules; from 0.8.2 every rule is in it.",
+    '    """A traced step\'s primitive under its newest spelling (pjit is jit from 0.7.0)."""',
+    "JAX 0.11 merged them.",
+    "the empty remainder of releases 0.4 and 0.5",
+    "a const is moved up to 0.12.0.1",
+])
+def test_a_named_release_is_found(text):
+    assert releases_named(text), text
+
+
+@pytest.mark.parametrize("text", [
+    "checked against a history measured on every release from 0.4.36 on.",
+    "# Appendix — How these internals changed, 0.4.36 to today",
+    "x = jnp.full(3, 0.5) * 0.25",
+    "Whether that table holds every rule depends on the release (the appendix has which).",
+])
+def test_no_release_named_passes(text):
+    assert not releases_named(text), releases_named(text)
+
+
+def test_there_are_numbered_lessons():
+    assert NUMBERED_LESSONS, f"no lessons/NN-*.md under {LESSONS}"
+
+
+@pytest.mark.parametrize("path", NUMBERED_LESSONS, ids=lambda p: p.name)
+def test_a_lesson_leaves_the_release_history_to_the_appendix(path):
+    found = [(i, hit) for i, cell in enumerate(jupytext.read(path).cells) for hit in releases_named(cell.source)]
+    assert not found, (f"{path.name} names releases; print the history's line (grader.core.history.ask(fact).line()) "
+                       f"and link the appendix, which holds the table:\n"
+                       + "\n".join(f"  cell {i}: {h}" for i, h in found))
