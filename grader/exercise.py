@@ -43,6 +43,21 @@ class Delegation:
     calls: tuple[str, ...] = ()
     dynamic: bool = False
     strict: bool = False
+    # What the contract test (tests/lessons/test_contract.py) runs through the judge: each must
+    # go to a human. An exercise with nothing to hand its work to says why in ``unneeded``.
+    examples: tuple[Delegating, ...] = ()
+    unneeded: str = ""
+
+
+@dataclass(frozen=True)
+class Delegating:
+    """A delegating answer, declared beside its exercise: ``source`` is appended to the answer
+    cell that defines the exercise's first need in the exercise notebook, whose set-up names
+    (``jax``, ``jnp``, ``L<N>``, ...) it may use. With ``works`` the answer earns full marks
+    where nothing reads it (a real threat); without, JAX and the course hold nothing that does
+    this exercise, so it only shows that the judge catches the act."""
+    source: str
+    works: bool = True
 
 
 @dataclass(frozen=True)
@@ -145,12 +160,17 @@ def canonical(value):
     return (type(value).__name__, repr(value))
 
 
-def _without_seeds(case: dict):
-    return canonical({k: v for k, v in case.items() if k not in ("seed", "_seed")})
+# The one case key for a case's seed (hidden from feedback by its underscore): a case without it
+# is the question the case asks, so a hidden case equal to a visible one but for it is a repeat.
+SEED = "_seed"
+
+
+def without_seed(case: dict):
+    return canonical({k: v for k, v in case.items() if k != SEED})
 
 
 def fresh_cases(draw: Callable[[int], dict | None], visible, count: int,
-                key: Callable[[dict], object] = _without_seeds) -> list[dict]:
+                key: Callable[[dict], object] = without_seed) -> list[dict]:
     """``count`` distinct cases from ``draw(i)``, none of them a visible case in new seeds.
 
     A hidden case that repeats a visible one grades nothing the student could not look up, so

@@ -122,13 +122,19 @@ def test_fresh_cases_redraws_visible_cases_and_repeats():
     assert got == [{"n": 2, "_seed": 6}, {"n": 3, "_seed": 8}]
 
 
-@pytest.mark.parametrize("seed_key", ["seed", "_seed"])
-def test_a_visible_case_in_a_new_seed_is_not_fresh(seed_key):
-    visible = [{"prim": "softsign", "shapes": ((6, 3),), seed_key: 0}]
-    drawn = iter([{"prim": "softsign", "shapes": ((6, 3),), seed_key: 99},
-                  {"prim": "softsign", "shapes": ((7, 3),), seed_key: 99}])
+def test_a_visible_case_in_a_new_seed_is_not_fresh():
+    visible = [{"prim": "softsign", "shapes": ((6, 3),), "_seed": 0}]
+    drawn = iter([{"prim": "softsign", "shapes": ((6, 3),), "_seed": 99},
+                  {"prim": "softsign", "shapes": ((7, 3),), "_seed": 99}])
     assert fresh_cases(lambda i: next(drawn), visible, 1) == [
-        {"prim": "softsign", "shapes": ((7, 3),), seed_key: 99}]
+        {"prim": "softsign", "shapes": ((7, 3),), "_seed": 99}]
+
+
+def test_a_seed_under_another_key_is_part_of_the_question():
+    # Why there is one key: under any other the new seed makes the repeat look fresh (the
+    # contract test refuses any other key with "seed" in its name).
+    visible = [{"n": 1, "seed": 0}]
+    assert fresh_cases(lambda i: {"n": 1, "seed": 99}, visible, 1) == [{"n": 1, "seed": 99}]
 
 
 def test_fresh_cases_knows_a_visible_case_built_in_another_key_order():

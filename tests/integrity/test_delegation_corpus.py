@@ -1,4 +1,5 @@
-"""Delegation, one answer per graded exercise: an answer that hands the work to JAX's own
+"""Delegation, the red teams' corpus (each exercise's own delegating answers are declared beside it
+and judged by tests/lessons/test_contract.py): an answer that hands the work to JAX's own
 implementation, to the course's own helpers, or hides what it calls, goes to a human (needs
 manual grading, with the reason), never to full marks or a silent zero; every other exercise of
 the same notebook is graded as usual.
@@ -7,180 +8,25 @@ The answers reach for public names only (the course's documented helpers, JAX's 
 module, Python's builtins), so renaming a private helper cannot turn these tests green: what is
 caught is the act (importing the course, naming JAX's rule makers, computed names), not a name.
 """
-import pathlib
-
 import nbformat
 import pytest
 
 from grader import lessons
 from grader.judge import runner, sandbox
+from grader.lessons.l1_rule_per_primitive import rule_cases
+from tests.lessons import contract
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-NOTEBOOKS = {"l1": ROOT / "exercises" / "01-the-rule-per-primitive" / "01-the-rule-per-primitive.ipynb",
-             "l2": ROOT / "exercises" / "02-where-the-axis-goes" / "02-where-the-axis-goes.ipynb",
-             "l3": ROOT / "exercises" / "03-batching-whole-programs" / "03-batching-whole-programs.ipynb",
-             "l4": ROOT / "exercises" / "04-vmap-meets-autodiff" / "04-vmap-meets-autodiff.ipynb"}
+# The exercise notebook of each lesson, found by its grade cells (tests/lessons/contract.py).
+_ONE_EACH = {f"l{contract.lesson_of(ex)[1:].split('_')[0]}": g
+             for g, ex in reversed(lessons.exercises().items())}
+NOTEBOOKS = {lesson: contract.notebook_of(g) for lesson, g in _ONE_EACH.items()}
 FAST = sandbox.Limits(wall_s=60, cpu_s=120, memory_mb=4096)
-
-JAX_RULE = """\
-import functools
-from jax._src.interpreters import batching as _b
-def _jax_rule(maker):
-    def rule(prim, vals, dims, **params):
-        try:
-            return maker(prim, vals, dims, **params)
-        except TypeError:                     # newer releases take axis_data first
-            return maker(prim, None, vals, dims, **params)
-    return rule
-"""
-
-DELEGATES = {
-    "spy": ("l1", "spy", """\
-import jax
-from grader.lessons.l1_rule_per_primitive.spy import _peeled
-def spy(f, in_axes, *args):
-    report = []
-    def watched(*xs):
-        report[:] = [_peeled(x) for x in xs]
-        return f(*xs)
-    jax.vmap(watched, in_axes=in_axes)(*args)
-    return report
-"""),
-    "moments_rule": ("l1", "moments_rule", JAX_RULE + "moments_rule = _jax_rule(_b.reducer_batcher)\n"),
-    "stack2_rule": ("l1", "stack2_rule", JAX_RULE + "stack2_rule = _jax_rule(_b.broadcast_batcher)\n"),
-    "prefix_rule": ("l1", "prefix_rule", """\
-from jax._src.lax import parallel as _parallel
-def prefix_rule(prim, axis_data, vals, dims, *, axis_name):
-    return _parallel._batched_reduction_collective(prim, prim, None, axis_data, vals, dims,
-                                                   axes=(axis_name,), axis_index_groups=None)
-"""),
-    "l2_where_it_lands": ("l2", "where_it_lands", """\
-import jax
-def where_it_lands(program, in_dims):
-    seen = {}
-    def probe(*xs):
-        values = dict(zip([n for n, _ in program["inputs"]], xs))
-        for out, op, *args in program["steps"]:
-            fn, n = L2.OPS[op]
-            values[out] = fn(*(values[a] for a in args[:n]), *args[n:])
-            seen[out] = getattr(values[out], "batch_dim", None)
-        return 0.0
-    structs = [jax.ShapeDtypeStruct(s if in_dims[n] is None else
-                                    s[:in_dims[n]] + (7,) + s[in_dims[n]:], jnp.float32)
-               for n, s in program["inputs"]]
-    jax.eval_shape(jax.vmap(probe, in_axes=tuple(in_dims[n] for n, _ in program["inputs"])),
-                   *structs)
-    return {k: (None if v is None else int(v)) for k, v in seen.items()}
-"""),
-    "l2_widened": ("l2", "widened", """\
-from grader.lessons.l2_where_the_axis_goes.widened import widenings as _widenings
-def widened(jaxpr, in_axes, size):
-    graph = L2.kit.observe.graph(jaxpr)
-    return {path[0]: deps for path, _, deps in _widenings(graph, [in_axes], [size])}
-"""),
-    "l2_cheap_where": ("l2", "cheap_where", """\
-import grader.lessons.l2_where_the_axis_goes.kit.programs as _course
-def cheap_where(pred, x, y):
-    p = pred.astype(x.dtype)
-    return x * p + y * (1 - p)
-"""),
-    # Lesson 3's predictions: JAX traced on the spec (the course's own tracer of it) answers them.
-    "l3_cond_plan": ("l3", "cond_plan", """\
-from grader.lessons.l3_batching_whole_programs import programs as _jax_did
-def cond_plan(spec):
-    return _jax_did.jax_cond_plan(spec)
-"""),
-    "l3_scan_plan": ("l3", "scan_plan", """\
-from grader.lessons.l3_batching_whole_programs import programs as _jax_did
-def scan_plan(spec):
-    return _jax_did.jax_scan_plan(spec)
-"""),
-    "l3_while_plan": ("l3", "while_plan", """\
-from grader.lessons.l3_batching_whole_programs import programs as _jax_did
-def while_plan(spec):
-    return _jax_did.jax_while_plan(spec)
-"""),
-    "l3_map_or_vmap": ("l3", "run_batched", """\
-import jax
-from jax import lax
-from grader.lessons.l3_batching_whole_programs import map_or_vmap as _course
-def run_batched(f, xs, limit):
-    b = _course.chunk({"B": xs.shape[0], "d": xs.shape[1], "limit": limit})
-    return jax.vmap(f)(xs) if b == xs.shape[0] else lax.map(f, xs, batch_size=b)
-"""),
-    # Lesson 4: JAX's own jacobians for the jacobian; for the others JAX has nothing to borrow,
-    # so the honest answer hidden from the reading (exec) stands for any hidden code.
-    "l4_per_example_grads": ("l4", "per_example_grads", """\
-import jax
-exec("def per_example_grads(loss, params, batch, axes):\\n"
-     "    return jax.vmap(jax.grad(loss), in_axes=(None, axes))(params, batch)\\n")
-"""),
-    "l4_clipped_scale": ("l4", "clipped_scale", """\
-import jax, jax.numpy as jnp
-exec("clipped_scale = jax.custom_vjp(lambda w, x: w * x)\\n"
-     "clipped_scale.defvjp(lambda w, x: (w * x, (w, x)), lambda r, g: (jnp.sum(jnp.clip(g, -1, 1)"
-     " * r[1], axis=tuple(range(r[1].ndim - r[0].ndim))), jnp.clip(g, -1, 1) * r[0]))\\n")
-"""),
-    "l4_floored_cummax": ("l4", "floored_cummax", """\
-import jax, jax.numpy as jnp
-exec("floored_cummax = jax.custom_batching.custom_vmap(lambda x, floor: L4.running_max(x, floor))\\n"
-     "floored_cummax.def_vmap(lambda n, b, x, f: (floored_cummax(x if b[0] else jnp.broadcast_to("
-     "x, (n,) + x.shape), f if b[1] else jnp.broadcast_to(f, (n,) + f.shape)), True))\\n")
-"""),
-    "l4_vmap_jacobian": ("l4", "vmap_jacobian", """\
-import jax
-def vmap_jacobian(f, x):
-    tall = x.shape[0] < jax.eval_shape(f, x).shape[0]
-    return (jax.jacfwd if tall else jax.jacrev)(f)(x)
-"""),
-}
+JAX_RULE = rule_cases.JAX_RULE
 
 
-# Delegations that earn full marks when checked in the student's kernel: real threats, not
-# straw men. (JAX has no rule that batches moments, stack2 or prefix right, cheap_where has
-# nothing of the course's to borrow, and the course computes the spy's answer from the case, never
-# from tracers, so it holds nothing a spy could borrow: those five only show the reading, not a
-# working borrow.)
-EARN_MARKS_IN_KERNEL = sorted(set(DELEGATES) - {"spy", "moments_rule", "stack2_rule",
-                                                 "prefix_rule", "l2_cheap_where"})
-
-
-def test_every_graded_exercise_has_a_delegating_answer_here():
-    assert set(DELEGATES) == set(lessons.exercises())
-
-
-@pytest.mark.parametrize("grade_id", EARN_MARKS_IN_KERNEL)
-def test_the_delegation_would_earn_full_marks_where_nothing_reads_it(grade_id):
-    import jax
-    import jax.numpy as jnp
-    import numpy as np
-
-    from grader.lessons import l1_rule_per_primitive as L1
-    from grader.lessons import l2_where_the_axis_goes as L2
-    from grader.lessons import l3_batching_whole_programs as L3
-    from grader.lessons import l4_vmap_meets_autodiff as L4
-    namespace = {"jax": jax, "jnp": jnp, "np": np, "L1": L1, "L2": L2, "L3": L3, "L4": L4}
-    exec(DELEGATES[grade_id][2], namespace)
-    exercise = lessons.exercises()[grade_id]
-    assert exercise.check(*[namespace[n] for n in exercise.needs], hidden=True, seed=7).passed
-
-
-@pytest.mark.parametrize("grade_id", sorted(DELEGATES))
-def test_a_delegating_answer_needs_manual_grading_and_costs_nothing_else(grade_id):
-    lesson, defines, source = DELEGATES[grade_id]
-    nb = nbformat.read(NOTEBOOKS[lesson], as_version=4)
-    cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution")
-                and c.cell_type == "code" and (f"def {defines}" in c.source))
-    # Appended, so the cell's other answers stay (where a cell defines several answers,
-    # both are then read as delegating, since they are the same code).
-    shared = {g for g, ex in lessons.exercises().items() if set(ex.needs) & runner._defines(cell.source)}
-    cell.source += "\n" + source
-    verdicts = runner.judge(nb, FAST)
-    res = verdicts[grade_id]
-    assert res.manual and not res.passed, res.summary()
-    assert not res.findings                      # no silent zero: a human decides
-    others = {g: r.passed for g, r in verdicts.items() if g not in shared | {grade_id}}
-    assert all(others.values()), {g: verdicts[g].summary() for g, ok in others.items() if not ok}
+def declared(grade_id: str) -> str:
+    """The delegating answer ``grade_id`` declares (grader/exercise.py's Delegating)."""
+    return lessons.exercises()[grade_id].delegation.examples[0].source
 
 
 # What the red team found the reading missed, each now read or seen. (name, lesson, the answer
@@ -205,7 +51,7 @@ def moments_rule(prim, vals, dims, **params):
     return _table[lax.reduce_sum_p].func(prim, None, vals, dims, axes=(params["axis"],))
 """),
     "vmap answering for it": ("l2_where_it_lands", "l2", "where_it_lands",
-                              DELEGATES["l2_where_it_lands"][2].replace("jax.vmap(", "(jax.vmap)(")),
+                              declared("l2_where_it_lands").replace("jax.vmap(", "(jax.vmap)(")),
     "the observers rebound through the set-up": ("l2_widened", "l2", "widened", """\
 _obs = L2.kit.observe
 _obs.widened = lambda fn, case: []

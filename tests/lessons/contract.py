@@ -9,13 +9,16 @@
 """
 from __future__ import annotations
 
+import pathlib
+
 import numpy as np
 
 from grader import wire
-from grader.exercise import _without_seeds
+from grader.exercise import SEED, without_seed
 
-# The key `grader.exercise.fresh_cases` compares cases by: a case without its seeds.
-seedless = _without_seeds
+# The key `grader.exercise.fresh_cases` compares cases by: a case without its seed.
+seedless = without_seed
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def overlap(visible, hidden, key=seedless) -> list:
@@ -26,7 +29,7 @@ def overlap(visible, hidden, key=seedless) -> list:
 
 def renewed(case: dict) -> dict:
     """``case`` with fresh seeds: the same question, drawn again."""
-    return {k: (v + 12345 if k in ("seed", "_seed") else v) for k, v in case.items()}
+    return {k: (v + 12345 if k == SEED else v) for k, v in case.items()}
 
 
 def assert_passes(exercise, *answer, min_cases: int = 1):
@@ -125,3 +128,31 @@ def assert_honest_earns_everything(exercise, answer, seeds=range(6)):
     for seed in seeds:
         res = judged(exercise, answer, seed)
         assert res.passed, res.summary()
+
+
+# ---- where an exercise's other parts are, derived from its declaration ----------------------------
+
+def lesson_of(exercise) -> str:
+    """The lesson package an Exercise belongs to: the one whose kit holds its observer."""
+    return exercise.observe.__module__.split(".")[2]
+
+
+def notebook_of(grade_id: str):
+    """The exercise notebook (exercises/*/*.ipynb) holding the grade cell ``grade_id``."""
+    import nbformat
+    from nbgrader.utils import is_grade
+    for path in sorted((ROOT / "exercises").glob("*/*.ipynb")):
+        nb = nbformat.read(path, as_version=4)
+        if any(is_grade(c) and c.metadata.nbgrader.get("grade_id") == grade_id for c in nb.cells):
+            return path
+    raise LookupError(f"no exercise notebook has the grade cell {grade_id!r}")
+
+
+def honest(exercise) -> tuple:
+    """The right answer to ``exercise``: tests/lessons/<its lesson>/answers.py defines each of the
+    names it needs (under that name)."""
+    import importlib
+    answers = importlib.import_module(f"tests.lessons.{lesson_of(exercise)}.answers")
+    missing = [n for n in exercise.needs if not hasattr(answers, n)]
+    assert not missing, f"{answers.__name__} defines no {missing}: the honest answer to {exercise.name}"
+    return tuple(getattr(answers, n) for n in exercise.needs)

@@ -8,7 +8,9 @@ second wrong, an elementwise rule gets both wrong.
 """
 from __future__ import annotations
 
-from ...exercise import Exercise, fresh_cases
+from dataclasses import replace
+
+from ...exercise import Delegating, Exercise, fresh_cases
 from . import draw
 from . import rule_cases as R
 from .kit import observe
@@ -26,7 +28,7 @@ def _case(rng, nested: bool, before: bool | None) -> dict | None:
     outer = R.outer_axes(rng, R.stacked([base], (d,), size), False) if nested else None
     return {"prim": "moments", "shapes": R.stacked([base], (d,), size, outer, outer_size),
             "in_axes": (d,), "outer_axes": outer, "params": (("axis", axis),),
-            "seed": int(rng.integers(0, 2 ** 31))}
+            "_seed": int(rng.integers(0, 2 ** 31))}
 
 
 VISIBLE = (
@@ -137,8 +139,12 @@ def failure_hint(case, failure) -> str:
     return R.failure_hint(case, failure)
 
 
+# A delegating answer, which the judge must send to a human (tests/lessons/test_contract.py): JAX
+# has no rule that batches moments right: this one shows that the reading catches the act.
+DELEGATING = Delegating(R.JAX_RULE + "moments_rule = _jax_rule(_b.reducer_batcher)\n", works=False)
+
 MOMENTS = Exercise("moments_rule", 3, ("moments_rule",), observe.rule, cases, R.expect, compare,
-                   failure_hint=failure_hint, delegation=R.DELEGATION)
+                   failure_hint=failure_hint, delegation=replace(R.DELEGATION, examples=(DELEGATING,)))
 check_moments_rule = MOMENTS.checker()
 
 __all__ = ["MOMENTS", "check_moments_rule"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...exercise import Delegation, Exercise, fresh_cases
+from ...exercise import Delegating, Delegation, Exercise, fresh_cases
 from . import draw
 from .kit import observe
 
@@ -53,7 +53,7 @@ def _case(rng, kind) -> dict:
         if maps[k]:
             shape = draw.insert(shape, levels[k]["in_axes"], sizes[k])
     return {"name": names[named], "levels": tuple(levels), "example": tuple(example),
-            "shapes": (tuple(shape),), "closed": closed, "seed": int(rng.integers(0, 2 ** 31))}
+            "shapes": (tuple(shape),), "closed": closed, "_seed": int(rng.integers(0, 2 ** 31))}
 
 
 def _visible(name, levels, example, closed=False, seed=0):
@@ -63,7 +63,7 @@ def _visible(name, levels, example, closed=False, seed=0):
             shape = draw.insert(shape, level[1], level[2])
     levels = tuple({"name": n, "in_axes": a, "size": s} for n, a, s in levels)
     return {"name": name, "levels": levels,
-            "example": tuple(example), "shapes": (shape,), "closed": closed, "seed": seed}
+            "example": tuple(example), "shapes": (shape,), "closed": closed, "_seed": seed}
 
 
 VISIBLE = (
@@ -195,9 +195,19 @@ def failure_hint(case, failure) -> str:
 
 
 # JAX's collectives' rules are the nearest thing to borrow (and give other numbers anyway).
+# A delegating answer, which the judge must send to a human (tests/lessons/test_contract.py): JAX's
+# collective rule does not batch prefix right: this one shows that the reading catches the act.
+DELEGATING = Delegating("""\
+from jax._src.lax import parallel as _parallel
+def prefix_rule(prim, axis_data, vals, dims, *, axis_name):
+    return _parallel._batched_reduction_collective(prim, prim, None, axis_data, vals, dims,
+                                                   axes=(axis_name,), axis_index_groups=None)
+""", works=False)
+
 PREFIX = Exercise("prefix_rule", 4, ("prefix_rule",), observe.collective, cases, expect, compare,
                   failure_hint=failure_hint,
-                  delegation=Delegation(names=("_batched_reduction_collective", "_psum_batcher",
+                  delegation=Delegation(examples=(DELEGATING,),
+                          names=("_batched_reduction_collective", "_psum_batcher",
                                                "fancy_primitive_batchers")))
 check_prefix_rule = PREFIX.checker()
 

@@ -23,9 +23,24 @@ DELEGATION = Delegation(
                 ("vectorized_batcher", "broadcast_batcher", "reducer_batcher")))
 
 
+# The helper the rules' delegating answers share: JAX's own rule makers, called in either of
+# their signatures (newer releases take axis_data first).
+JAX_RULE = """\
+import functools
+from jax._src.interpreters import batching as _b
+def _jax_rule(maker):
+    def rule(prim, vals, dims, **params):
+        try:
+            return maker(prim, vals, dims, **params)
+        except TypeError:                     # newer releases take axis_data first
+            return maker(prim, None, vals, dims, **params)
+    return rule
+"""
+
+
 def visible(prim, shapes, in_axes, params=(), outer=None, seed=0) -> dict:
     return {"prim": prim, "shapes": shapes, "in_axes": in_axes, "outer_axes": outer,
-            "params": params, "seed": seed}
+            "params": params, "_seed": seed}
 
 
 def stacked(base, axes, size, outer=None, outer_size=None):

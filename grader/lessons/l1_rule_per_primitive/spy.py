@@ -12,7 +12,7 @@ from __future__ import annotations
 import jax
 
 from ...core import _jax
-from ...exercise import Exercise, fresh_cases
+from ...exercise import Delegating, Delegation, Exercise, fresh_cases
 from . import draw
 from .kit import observe
 
@@ -189,7 +189,23 @@ def failure_hint(case, failure) -> str:
 
 # The course's own walk (levels above, core.observe) would be the answer: answers may not import
 # the course's package at all (grader.judge.delegation), and the judge's child does not hold it.
-SPY = Exercise("spy", 3, ("spy",), observe.spy, cases, expect, compare, failure_hint=failure_hint)
+# A delegating answer, which the judge must send to a human (tests/lessons/test_contract.py): the
+# course computes the spy's answer from the case, never from tracers, so there is nothing of its
+# own to borrow: this one shows that the reading catches the import.
+DELEGATING = Delegating("""\
+import jax
+from grader.lessons.l1_rule_per_primitive.spy import _peeled
+def spy(f, in_axes, *args):
+    report = []
+    def watched(*xs):
+        report[:] = [_peeled(x) for x in xs]
+        return f(*xs)
+    jax.vmap(watched, in_axes=in_axes)(*args)
+    return report
+""", works=False)
+
+SPY = Exercise("spy", 3, ("spy",), observe.spy, cases, expect, compare, failure_hint=failure_hint,
+                delegation=Delegation(examples=(DELEGATING,)))
 check_spy = SPY.checker()
 
 __all__ = ["SPY", "check_spy"]

@@ -10,7 +10,9 @@ to the front) is a correct rule, and moves what need not move.
 """
 from __future__ import annotations
 
-from ...exercise import Exercise, fresh_cases
+from dataclasses import replace
+
+from ...exercise import Delegating, Exercise, fresh_cases
 from . import draw
 from . import rule_cases as R
 from .kit import observe
@@ -40,7 +42,7 @@ def _case(rng, nested: bool, kind: str | None) -> dict | None:
     outer = R.outer_axes(rng, shapes, True) if nested else None
     return {"prim": "stack2", "shapes": R.stacked([base, base], ax, size, outer, outer_size),
             "in_axes": tuple(ax), "outer_axes": outer, "params": (("axis", axis),),
-            "seed": int(rng.integers(0, 2 ** 31))}
+            "_seed": int(rng.integers(0, 2 ** 31))}
 
 
 VISIBLE = (
@@ -140,8 +142,12 @@ def failure_hint(case, failure) -> str:
     return R.failure_hint(case, failure)
 
 
+# A delegating answer, which the judge must send to a human (tests/lessons/test_contract.py): JAX
+# has no rule that batches stack2 right: this one shows that the reading catches the act.
+DELEGATING = Delegating(R.JAX_RULE + "stack2_rule = _jax_rule(_b.broadcast_batcher)\n", works=False)
+
 STACK2 = Exercise("stack2_rule", 3, ("stack2_rule",), observe.rule, cases, R.expect, compare,
-                  failure_hint=failure_hint, delegation=R.DELEGATION)
+                  failure_hint=failure_hint, delegation=replace(R.DELEGATION, examples=(DELEGATING,)))
 check_stack2_rule = STACK2.checker()
 
 __all__ = ["STACK2", "check_stack2_rule"]

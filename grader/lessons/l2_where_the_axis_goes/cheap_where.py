@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...exercise import Exercise, describe, fresh_cases
+from ...exercise import Delegating, Delegation, Exercise, describe, fresh_cases
 from ...feedback import Finding
 from ...wire import pack, unpack
 from .kit import observe
@@ -120,10 +120,20 @@ def _primitive(graph, path) -> str:
     return prim
 
 
+# A delegating answer, which the judge must send to a human (tests/lessons/test_contract.py): the
+# course has nothing of its own to borrow here: this one shows that the reading catches the import.
+DELEGATING = Delegating("""\
+import grader.lessons.l2_where_the_axis_goes.kit.programs as _course
+def cheap_where(pred, x, y):
+    p = pred.astype(x.dtype)
+    return x * p + y * (1 - p)
+""", works=False)
+
 CHEAP_WHERE = Exercise("l2_cheap_where", 3, ("cheap_where",), observe.cheap_where, cases, expect,
                        compare, name="check_cheap_where",
                        failure_hint="cheap_where(pred, x, y) should return an array of x's shape: "
-                                    "x where pred is True, y elsewhere.")
+                                    "x where pred is True, y elsewhere.",
+                                    delegation=Delegation(examples=(DELEGATING,)))
 check_cheap_where = CHEAP_WHERE.checker()
 
 __all__ = ["CHEAP_WHERE", "check_cheap_where"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import jax
 
 from ... import core
-from ...exercise import Delegation, Exercise, canonical, describe, fresh_cases
+from ...exercise import Delegating, Delegation, Exercise, canonical, describe, fresh_cases
 from ...feedback import Finding
 from .kit import observe
 from .kit.programs import example_shapes, run
@@ -208,10 +208,32 @@ def failure_hint(case, failure) -> str:
 # the rules instead. Strict: whoever calls them while the answer
 # is observed, the answer had JAX batch the program.
 _BATCHING = "jax._src.interpreters.batching"
+# A delegating answer, which the judge must send to a human (tests/lessons/test_contract.py): a
+# real threat: it earns full marks where nothing reads it.
+DELEGATING = Delegating("""\
+import jax
+def where_it_lands(program, in_dims):
+    seen = {}
+    def probe(*xs):
+        values = dict(zip([n for n, _ in program["inputs"]], xs))
+        for out, op, *args in program["steps"]:
+            fn, n = L2.OPS[op]
+            values[out] = fn(*(values[a] for a in args[:n]), *args[n:])
+            seen[out] = getattr(values[out], "batch_dim", None)
+        return 0.0
+    structs = [jax.ShapeDtypeStruct(s if in_dims[n] is None else
+                                    s[:in_dims[n]] + (7,) + s[in_dims[n]:], jnp.float32)
+               for n, s in program["inputs"]]
+    jax.eval_shape(jax.vmap(probe, in_axes=tuple(in_dims[n] for n, _ in program["inputs"])),
+                   *structs)
+    return {k: (None if v is None else int(v)) for k, v in seen.items()}
+""")
+
 WHERE_IT_LANDS = Exercise(
     "l2_where_it_lands", 5, ("where_it_lands",), observe.where_it_lands, cases, expect, compare,
     name="check_where_it_lands", failure_hint=failure_hint,
     delegation=Delegation(
+        examples=(DELEGATING,),
         names=("batching", "BatchTrace", "batch_jaxpr", "batch_jaxpr2", "_batch_outer",
                "_batch_inner", "_batch_jaxpr_outer", "_batch_jaxpr_inner", *core.TABLE_NAMES),
         calls=("jax._src.api:vmap", *(f"{_BATCHING}:{n}" for n in (

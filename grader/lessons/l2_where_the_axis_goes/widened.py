@@ -11,7 +11,7 @@ in trusted code, to the batched program's data flow (`widenings`).
 """
 from __future__ import annotations
 
-from ...exercise import Exercise, canonical, describe, fresh_cases
+from ...exercise import Delegating, Delegation, Exercise, canonical, describe, fresh_cases
 from ...feedback import Finding
 from .kit import observe
 
@@ -182,9 +182,18 @@ def failure_hint(case, failure) -> str:
     return "widened(jaxpr, in_axes, size) should return {equation index: tuple of input positions}."
 
 
+# A delegating answer, which the judge must send to a human (tests/lessons/test_contract.py): a
+# real threat: it earns full marks where nothing reads it.
+DELEGATING = Delegating("""\
+from grader.lessons.l2_where_the_axis_goes.widened import widenings as _widenings
+def widened(jaxpr, in_axes, size):
+    graph = L2.kit.observe.graph(jaxpr)
+    return {path[0]: deps for path, _, deps in _widenings(graph, [in_axes], [size])}
+""")
+
 WIDENED = Exercise("l2_widened", 4, ("widened",), observe.widened, cases, expect, compare,
                    name="check_widened", failure_hint=failure_hint,
-                   )
+                   delegation=Delegation(examples=(DELEGATING,)))
 check_widened = WIDENED.checker()
 
 __all__ = ["WIDENED", "check_widened", "visible_widened"]

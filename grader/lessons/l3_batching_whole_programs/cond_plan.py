@@ -2,7 +2,9 @@
 which operands are widened to the batch, which outputs are batched), without running JAX."""
 from __future__ import annotations
 
-from ...exercise import Exercise, fresh_cases
+from dataclasses import replace
+
+from ...exercise import Delegating, Exercise, fresh_cases
 from ...feedback import Finding
 from .kit import observe
 from .plans import NO_JAX, form_finding, where
@@ -95,8 +97,16 @@ def compare(case, exp, got) -> Finding | None:
     return Finding(where(case), shown[0], shown[1], hint)
 
 
+# A delegating answer, which the judge must send to a human (tests/lessons/test_contract.py): a
+# real threat: it earns full marks where nothing reads it.
+DELEGATING = Delegating("""\
+from grader.lessons.l3_batching_whole_programs import programs as _jax_did
+def cond_plan(spec):
+    return _jax_did.jax_cond_plan(spec)
+""")
+
 COND_PLAN = Exercise("l3_cond_plan", 3, ("cond_plan",), observe.plan, cases, expect, compare,
-                     name="check_cond_plan", delegation=NO_JAX,
+                     name="check_cond_plan", delegation=replace(NO_JAX, examples=(DELEGATING,)),
                      failure_hint="cond_plan(spec) should return a dict: kept, widened, "
                                   "out_batched.")
 check_cond_plan = COND_PLAN.checker()

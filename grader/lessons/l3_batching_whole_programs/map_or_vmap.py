@@ -9,7 +9,7 @@ from jax import lax
 
 from ... import core
 from ...core.jaxprs import Eqn
-from ...exercise import Exercise, describe, fresh_cases
+from ...exercise import Delegating, Delegation, Exercise, describe, fresh_cases
 from ...feedback import Finding
 from ...wire import pack, unpack
 from .kit import FUNCTIONS, observe
@@ -131,8 +131,20 @@ def failure_hint(case, failure) -> str:
     return "run_batched(f, xs, limit) should return f applied to every row of xs."
 
 
+# A delegating answer, which the judge must send to a human (tests/lessons/test_contract.py): a
+# real threat: it earns full marks where nothing reads it.
+DELEGATING = Delegating("""\
+import jax
+from jax import lax
+from grader.lessons.l3_batching_whole_programs import map_or_vmap as _course
+def run_batched(f, xs, limit):
+    b = _course.chunk({"B": xs.shape[0], "d": xs.shape[1], "limit": limit})
+    return jax.vmap(f)(xs) if b == xs.shape[0] else lax.map(f, xs, batch_size=b)
+""")
+
 MAP_OR_VMAP = Exercise("l3_map_or_vmap", 3, ("run_batched",), observe.run_batched, cases, expect,
-                       compare, name="check_run_batched", failure_hint=failure_hint)
+                       compare, name="check_run_batched", failure_hint=failure_hint,
+                       delegation=Delegation(examples=(DELEGATING,)))
 check_run_batched = MAP_OR_VMAP.checker()
 
 __all__ = ["MAP_CASES", "MAP_OR_VMAP", "check_run_batched", "chunk", "per_example"]

@@ -2,7 +2,9 @@
 and which unbatched initial carries it broadcasts, without running JAX."""
 from __future__ import annotations
 
-from ...exercise import Exercise, fresh_cases
+from dataclasses import replace
+
+from ...exercise import Delegating, Exercise, fresh_cases
 from ...feedback import Finding
 from .kit import observe
 from .plans import NO_JAX, batched_closure, chain, form_finding, where
@@ -99,8 +101,16 @@ def compare(case, exp, got) -> Finding | None:
     return Finding(where(case), str(exp), str(mine), hint)
 
 
+# A delegating answer, which the judge must send to a human (tests/lessons/test_contract.py): a
+# real threat: it earns full marks where nothing reads it.
+DELEGATING = Delegating("""\
+from grader.lessons.l3_batching_whole_programs import programs as _jax_did
+def scan_plan(spec):
+    return _jax_did.jax_scan_plan(spec)
+""")
+
 SCAN_PLAN = Exercise("l3_scan_plan", 3, ("scan_plan",), observe.plan, cases, expect, compare,
-                     name="check_scan_plan", delegation=NO_JAX,
+                     name="check_scan_plan", delegation=replace(NO_JAX, examples=(DELEGATING,)),
                      failure_hint="scan_plan(spec) should return a dict: carry, ys, broadcast.")
 check_scan_plan = SCAN_PLAN.checker()
 

@@ -2,7 +2,9 @@
 batched, which carries are, how often the batched body runs and how long each example is held."""
 from __future__ import annotations
 
-from ...exercise import Exercise, fresh_cases
+from dataclasses import replace
+
+from ...exercise import Delegating, Exercise, fresh_cases
 from ...feedback import Finding
 from .kit import observe
 from .plans import NO_JAX, batched_closure, chain, form_finding, where
@@ -94,8 +96,16 @@ def compare(case, exp, got) -> Finding | None:
     return Finding(where(case), str(exp), str(mine), hint)
 
 
+# A delegating answer, which the judge must send to a human (tests/lessons/test_contract.py): a
+# real threat: it earns full marks where nothing reads it.
+DELEGATING = Delegating("""\
+from grader.lessons.l3_batching_whole_programs import programs as _jax_did
+def while_plan(spec):
+    return _jax_did.jax_while_plan(spec)
+""")
+
 WHILE_PLAN = Exercise("l3_while_plan", 3, ("while_plan",), observe.plan, cases, expect, compare,
-                      name="check_while_plan", delegation=NO_JAX,
+                      name="check_while_plan", delegation=replace(NO_JAX, examples=(DELEGATING,)),
                       failure_hint="while_plan(spec) should return a dict: pred_batched, carry, "
                                    "trips, held.")
 check_while_plan = WHILE_PLAN.checker()

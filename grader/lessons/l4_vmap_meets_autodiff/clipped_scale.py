@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...exercise import Exercise, describe, fresh_cases
+from ...exercise import Delegating, Delegation, Exercise, describe, fresh_cases
 from ...feedback import Finding
 from ...wire import Failure, pack, unpack
 from .kit import observe
@@ -135,8 +135,18 @@ def failure_hint(case, failure: Failure) -> str:
             "(cotangent of w, cotangent of x).")
 
 
+# A delegating answer, which the judge must send to a human (tests/lessons/test_contract.py): a
+# real threat: it earns full marks where nothing reads it.
+DELEGATING = Delegating("""\
+import jax, jax.numpy as jnp
+exec("clipped_scale = jax.custom_vjp(lambda w, x: w * x)\\n"
+     "clipped_scale.defvjp(lambda w, x: (w * x, (w, x)), lambda r, g: (jnp.sum(jnp.clip(g, -1, 1)"
+     " * r[1], axis=tuple(range(r[1].ndim - r[0].ndim))), jnp.clip(g, -1, 1) * r[0]))\\n")
+""")
+
 CLIPPED_SCALE = Exercise("l4_clipped_scale", 3, ("clipped_scale",), observe.clipped_scale, cases,
-                         expect, compare, name="check_clipped_scale", failure_hint=failure_hint)
+                         expect, compare, name="check_clipped_scale", failure_hint=failure_hint,
+                         delegation=Delegation(examples=(DELEGATING,)))
 check_clipped_scale = CLIPPED_SCALE.checker()
 
 __all__ = ["CLIPPED_SCALE", "check_clipped_scale"]

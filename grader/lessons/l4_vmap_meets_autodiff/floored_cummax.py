@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...core.jaxprs import Eqn, primitives
-from ...exercise import Delegation, Exercise, describe, fresh_cases
+from ...exercise import Delegating, Delegation, Exercise, describe, fresh_cases
 from ...feedback import Finding
 from ...wire import Failure, pack, unpack
 from .kit import kernels, observe
@@ -120,11 +120,21 @@ def failure_hint(case, failure: Failure) -> str:
             "returns (the batched result, True).")
 
 
+# A delegating answer, which the judge must send to a human (tests/lessons/test_contract.py): a
+# real threat: it earns full marks where nothing reads it.
+DELEGATING = Delegating("""\
+import jax, jax.numpy as jnp
+exec("floored_cummax = jax.custom_batching.custom_vmap(lambda x, floor: L4.running_max(x, floor))\\n"
+     "floored_cummax.def_vmap(lambda n, b, x, f: (floored_cummax(x if b[0] else jnp.broadcast_to("
+     "x, (n,) + x.shape), f if b[1] else jnp.broadcast_to(f, (n,) + f.shape)), True))\\n")
+""")
+
 FLOORED_CUMMAX = Exercise("l4_floored_cummax", 3, ("floored_cummax",), observe.floored_cummax,
                           cases, expect, compare, name="check_floored_cummax",
                           failure_hint=failure_hint,
                           # a loop over the examples is what the rule replaces
-                          delegation=Delegation(names=("sequential_vmap",)))
+                          delegation=Delegation(examples=(DELEGATING,),
+                          names=("sequential_vmap",)))
 check_floored_cummax = FLOORED_CUMMAX.checker()
 
 __all__ = ["FLOORED_CUMMAX", "check_floored_cummax"]

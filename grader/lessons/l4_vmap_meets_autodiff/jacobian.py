@@ -7,7 +7,7 @@ import jax
 import numpy as np
 
 from ...core.jaxprs import Eqn, summarize_fn
-from ...exercise import Delegation, Exercise, describe, fresh_cases
+from ...exercise import Delegating, Delegation, Exercise, describe, fresh_cases
 from ...feedback import Finding
 from ...wire import pack, unpack
 from .kit import functions, observe
@@ -98,6 +98,15 @@ def compare(case, exp, got) -> Finding | None:
     return None
 
 
+# A delegating answer, which the judge must send to a human (tests/lessons/test_contract.py): a
+# real threat: it earns full marks where nothing reads it.
+DELEGATING = Delegating("""\
+import jax
+def vmap_jacobian(f, x):
+    tall = x.shape[0] < jax.eval_shape(f, x).shape[0]
+    return (jax.jacfwd if tall else jax.jacrev)(f)(x)
+""")
+
 VMAP_JACOBIAN = Exercise(
     "l4_vmap_jacobian", 3, ("vmap_jacobian",), observe.jacobian, cases, expect, compare,
     name="check_vmap_jacobian",
@@ -106,7 +115,8 @@ VMAP_JACOBIAN = Exercise(
     # built from vjp, jvp and vmap makes JAX run none of them, so any call while it is observed
     # (through a wrapper of JAX's that calls jax.jacfwd by name, as jax.experimental.sparse's
     # does) is the answer's.
-    delegation=Delegation(names=("jacfwd", "jacrev", "jacobian", "hessian", "_std_basis",
+    delegation=Delegation(examples=(DELEGATING,),
+                          names=("jacfwd", "jacrev", "jacobian", "hessian", "_std_basis",
                                  "_jacfwd_unravel", "_jacrev_unravel"),
                           calls=("jax._src.api:jacfwd", "jax._src.api:jacrev",
                                  "jax._src.api:jacobian", "jax._src.api:hessian"),

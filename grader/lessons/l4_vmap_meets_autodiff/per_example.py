@@ -6,7 +6,7 @@ import jax
 import numpy as np
 
 from ...core.jaxprs import Eqn
-from ...exercise import Exercise, describe, fresh_cases
+from ...exercise import Delegating, Delegation, Exercise, describe, fresh_cases
 from ...feedback import Finding
 from ...wire import Failure, pack, unpack
 from .kit import models, observe
@@ -126,9 +126,18 @@ def failure_hint(case, failure: Failure) -> str:
             "loss(params, example) with respect to params for every example, batch first.")
 
 
+# A delegating answer, which the judge must send to a human (tests/lessons/test_contract.py): a
+# real threat: it earns full marks where nothing reads it.
+DELEGATING = Delegating("""\
+import jax
+exec("def per_example_grads(loss, params, batch, axes):\\n"
+     "    return jax.vmap(jax.grad(loss), in_axes=(None, axes))(params, batch)\\n")
+""")
+
 PER_EXAMPLE = Exercise("l4_per_example_grads", 3, ("per_example_grads",),
                        observe.per_example_grads, cases, expect, compare,
-                       name="check_per_example_grads", failure_hint=failure_hint)
+                       name="check_per_example_grads", failure_hint=failure_hint,
+                       delegation=Delegation(examples=(DELEGATING,)))
 check_per_example_grads = PER_EXAMPLE.checker()
 
 __all__ = ["PER_EXAMPLE", "check_per_example_grads"]

@@ -86,7 +86,7 @@ def test_current_trace_is_the_innermost_vmaps_inside_a_vmapped_function():
 
 SPY_CASE = {"shapes": ((3, 7, 5), (5,)), "in_axes": (1, None), "outer_axes": ()}
 RULE_CASE = {"prim": "moments", "shapes": ((6, 3),), "in_axes": (0,), "outer_axes": None,
-             "params": (("axis", 0),), "seed": 0}
+             "params": (("axis", 0),), "_seed": 0}
 
 
 def test_observers_return_plain_data():
@@ -97,7 +97,7 @@ def test_observers_return_plain_data():
     assert got["calls"][0]["out_dims"] == [0, 0] and got["calls"][0]["lists"]
     collective = observe.collective(A.prefix_rule, {"name": "i", "levels": (
         {"name": "i", "in_axes": 0, "size": 4},), "example": (3,), "shapes": ((4, 3),),
-        "closed": False, "seed": 0})
+        "closed": False, "_seed": 0})
     assert collective["shape"] == (4, 3) and collective["calls"][0]["axis"] == ("i", 4)
     for value in (got, collective):
         assert wire.loads(wire.dumps(value)) == value

@@ -64,7 +64,7 @@ def spy(spy_fn, case):
 
 def inputs(case) -> list[np.ndarray]:
     """The stacked arguments of a rule case: small integers, exact in float32."""
-    rng = np.random.default_rng(case["seed"])
+    rng = np.random.default_rng(case["_seed"])
     return [rng.integers(-4, 5, size=s).astype(np.float32) for s in case["shapes"]]
 
 
@@ -165,7 +165,7 @@ def bound_params(closed, prim) -> list[dict]:
 
 def constant(case) -> np.ndarray:
     """The array a "closed" case's function closes over: in no vmap's in_axes at all."""
-    rng = np.random.default_rng(case["seed"] + 1)
+    rng = np.random.default_rng(case["_seed"] + 1)
     return rng.integers(1, 5, size=case["example"]).astype(np.float32)
 
 
