@@ -9,7 +9,9 @@ HIDING_CALLS = frozenset({"exec", "eval", "compile", "__import__", "globals", "l
                           "locate", "get_field", "update_wrapper",
                           # code run from a string by a profiler, debugger or typing's evaluation
                           "runctx", "runeval", "get_type_hints", "dictConfig", "BaseConfigurator",
-                          "_resolve"})
+                          "_resolve",
+                          # a Formatter subclass's format_field gets the object "{0.name}" names
+                          "Formatter", "format_field", "convert_field", "get_value", "vformat"})
 DYNAMIC_ATTRS = frozenset({"getattr"})
 HIDING_ATTRS = frozenset({
     "__dict__", "__globals__", "__code__", "__closure__", "__builtins__", "__subclasses__",

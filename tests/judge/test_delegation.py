@@ -318,6 +318,13 @@ def test_calling_ones_own_answer_is_a_self_test_not_a_delegation():
                      "        m.register_callback(4, m.events.PY_START, None)\n"),
     ("l4_vmap_jacobian", "import jax\ndef vmap_jacobian(f, x):\n    match jax:\n"
                          "        case object(jacrev=rev):\n            return rev(f)(x)\n"),
+    # a Formatter subclass's format_field is handed the object a computed field names (round 6)
+    ("l4_vmap_jacobian", "import string, jax\nclass _F(string.Formatter):\n"
+                         "    def format_field(self, value, spec):\n        return value\n"
+                         "def vmap_jacobian(f, x):\n"
+                         "    return _F().get_field('0.' + 'jac' + 'rev', (jax,), {})[0](f)(x)\n"),
+    ("l4_vmap_jacobian", "from string import Formatter as _B\nimport jax\nclass _F(_B):\n"
+                         "    pass\n"),
 ])
 def test_the_red_teams_readings_are_flagged_by_the_exercises_own_rules(grade_id, source):
     from grader import lessons

@@ -225,19 +225,26 @@ OUTSIDE_CODE = [
     "sys.path.insert(0, _d)\nimport helper_mod\n",
     "import timeit\ntimeit.timeit('x = 1', number=1)\n",
     "_x = [eval('1 + 1')]\n",
+    # a watched function's code copied with padding (red team, round 6: the strict watch's copy
+    # check compares bytecode exactly), then made a function
+    "import jax\n_c = jax.jacrev.__code__\n_p = _c.replace(co_code=_c.co_code + bytes([9, 0]))\n",
+    "def _h(x):\n    return x\n_g = type(_h)(_h.__code__, {})\n",
 ]
 
 
-@pytest.mark.parametrize("code", OUTSIDE_CODE, ids=["own-module", "timeit-string", "eval"])
+@pytest.mark.parametrize("code", OUTSIDE_CODE, ids=["own-module", "timeit-string", "eval",
+                                                    "padded-code", "new-function"])
 def test_code_from_outside_the_cells_and_the_packages_makes_the_exercise_tampered(code):
     got = run_child(request(L2, ["l2_where_it_lands"], {"where_it_lands": code + EMPTY_LANDS}))
     assert tamper.OUTSIDE in got["l2_where_it_lands"]["tampered"]
     assert "from outside its cells" in tamper.reason(got["l2_where_it_lands"]["tampered"])
 
 
-def test_a_dataclass_and_a_namedtuple_are_not_code_from_outside():
+def test_a_dataclass_a_namedtuple_and_a_library_s_import_are_not_code_from_outside():
+    # scipy.special builds functions of its own as it is imported (array_api_compat's
+    # clone_module): installed code, while an installed module is imported
     code = ("import collections, dataclasses\n@dataclasses.dataclass\nclass _P:\n    a: int = 0\n"
-            "_T = collections.namedtuple('_T', 'a b')\n")
+            "_T = collections.namedtuple('_T', 'a b')\nimport scipy.special\n")
     got = run_child(request(L2, ["l2_where_it_lands"], {"where_it_lands": code + EMPTY_LANDS}))
     assert got["l2_where_it_lands"]["tampered"] == []
 

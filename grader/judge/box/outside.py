@@ -1,8 +1,12 @@
 """Code that runs from neither the cells nor the installed packages: a module an answer wrote to
 /tmp and imported, a string compiled by a helper the reading (`grader.judge.delegation`) does not
-know. Nothing of it was read before it ran, so the child reports it the moment it starts, with an
-audit hook (PEP 578): Python raises an ``exec`` event before any code object runs, and a hook
-cannot be removed. (Reported at once: what then runs could change anything held here.)
+know, a function built at run time from a copy of another's code (a copy of a watched JAX
+function, padded so that it no longer compares equal, is not the function the watch knows).
+Nothing of it was read before it ran, so the child reports it the moment it happens, with an
+audit hook (PEP 578): Python raises ``exec`` before any code object runs, ``code.__new__`` and
+``function.__new__`` when one is built (``code.replace``, ``types.FunctionType``), and
+``marshal.loads`` when one is read from bytes; and a hook cannot be removed. (Reported at once:
+what then runs could change anything held here.)
 """
 from __future__ import annotations
 
@@ -23,9 +27,14 @@ def _roots(*places: str) -> tuple[str, ...]:
     return tuple(os.path.join(os.path.realpath(p), "") for p in set(places))
 
 
+# Events that build code: never the cells' business (importlib reads a .pyc, a library may clone
+# its own functions).
+_BUILDS = frozenset({"code.__new__", "function.__new__", "marshal.loads"})
+
+
 def _hook(event, args) -> None:
-    if event == "exec" and _watch:
-        _watch[-1].saw(args[0])
+    if _watch and (event == "exec" or event in _BUILDS):
+        _watch[-1].saw(args[0] if event == "exec" else None)
 
 
 class Outside:
@@ -52,13 +61,32 @@ class Outside:
             self.report()
 
     def _known(self, code) -> bool:
-        name = code.co_filename
-        if name.startswith(_OWN):
-            return True
-        if name.startswith("<"):               # a string: known only from a stdlib generator
-            caller = _frame(3).f_code.co_filename      # (saw, _hook, then exec's caller)
-            return caller.startswith(self.stdlib) and caller.endswith(_GENERATORS)
-        return os.path.realpath(name).startswith(self.roots)
+        caller = _frame(3)                     # (_known, saw, _hook, then the event's caller)
+        if code is not None:
+            name = code.co_filename
+            if name.startswith(_OWN):
+                return True
+            if not name.startswith("<"):       # a file: an installed one
+                return self._installed(name)
+            if (caller.f_code.co_filename.startswith(self.stdlib)
+                    and caller.f_code.co_filename.endswith(_GENERATORS)):
+                return True                    # namedtuple's and dataclass's own source
+        # A string compiled, or code built, by installed code while an installed module is
+        # imported (a library generating its functions): the module's own, not the answer's.
+        return self._importing(caller)
+
+    def _importing(self, frame) -> bool:
+        while frame is not None:
+            name = frame.f_code.co_filename
+            if name.startswith("<frozen importlib._bootstrap"):
+                return True
+            if not self._installed(name):
+                return False                   # an answer cell, or a file it wrote
+            frame = frame.f_back
+        return False
+
+    def _installed(self, name: str) -> bool:
+        return name.startswith("<frozen ") or os.path.realpath(name).startswith(self.roots)
 
     def found(self) -> list[str]:
         return [OUTSIDE] if self.seen else []
