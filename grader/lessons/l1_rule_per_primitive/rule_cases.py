@@ -136,8 +136,19 @@ def failure_hint(case, failure) -> str:
     if "unexpected keyword" in err or ("missing" in err and "required" in err):
         return (f"a rule receives the primitive's parameters as keyword arguments (**params) and "
                 f"must pass them on to {case['prim']}_p.bind, changed where the batch requires.")
+    if "NoneType" in err and _unmapped_somewhere(case):
+        return ("your rule used the batch dim of an unmapped operand as an axis number: an "
+                "operand whose dim is None has no batch axis to move, index or count from. "
+                "Check each dim for None first: such an operand is broadcast to the batch where "
+                "the primitive needs every operand to carry it, and left alone otherwise.")
     return ("run your rule by hand on a batch of your own (L1.install, then jax.vmap) and read "
             "the error.")
+
+
+def _unmapped_somewhere(case) -> bool:
+    """Whether the rule is handed a None dim at some level (under an outer vmap an operand the
+    inner one maps may be unmapped at the outer level)."""
+    return None in case["in_axes"] or None in (case["outer_axes"] or ())
 
 
 def moves_before(case, got) -> list[Eqn]:

@@ -251,6 +251,15 @@ def stack2_size1(prim, vals, dims, *, axis):
     return prim.bind(*ops, axis=a), (d + 1 if a <= d else d)
 
 
+def stack2_moveaxis_none(prim, vals, dims, *, axis):
+    """Each operand's batch axis moved into place, the unmapped one's too: moveaxis(v, None, d)."""
+    (x, y), (dx, dy) = vals, dims
+    d = dx if dx is not None else dy
+    a = axis if axis <= d else axis + 1
+    ops = [jnp.moveaxis(v, dv, d) for v, dv in ((x, dx), (y, dy))]
+    return prim.bind(*ops, axis=a), (d + 1 if a <= d else d)
+
+
 def stack2_out_dim_kept(prim, vals, dims, *, axis):
     out, _ = stack2_rule(prim, vals, dims, axis=axis)
     return out, next(d for d in dims if d is not None)

@@ -44,7 +44,8 @@ RULES = {"two outputs": ("two outputs",),
          "a total": ("as psum's rule does", "that is psum of an unmapped value"),
          "every level": ("the rule is called by every level",),
          "unmapped as is": ("handed it back unmapped",),
-         "binds again": ("reached a place no vmap named its axis",)}
+         "binds again": ("reached a place no vmap named its axis",),
+         "None as an axis": ("an operand whose dim is None has no batch axis",)}
 
 
 @pytest.mark.parametrize("exercise, wrong, mistake", [
@@ -56,6 +57,7 @@ RULES = {"two outputs": ("two outputs",),
     (stack2.STACK2, A.stack2_size1, "size 1"),
     (stack2.STACK2, A.stack2_concatenate_rule, "moved"),
     (stack2.STACK2, A.stack2_out_dim_kept, "out dim"),
+    (stack2.STACK2, A.stack2_moveaxis_none, "None as an axis"),
     (prefix.PREFIX, A.prefix_psum, "a total"),
     (prefix.PREFIX, A.prefix_every_level, "every level"),
     (prefix.PREFIX, A.prefix_unmapped_as_is, "unmapped as is"),

@@ -1,19 +1,15 @@
 """Lesson 4's assignment through the real judge (grader.judge.runner: the sandboxed child, the
 trusted comparison): the instructor's solutions earn every point, the released stubs none, and
 the pattern-matching student, whose answers pass the visible cases, no more than the stubs."""
-import pathlib
-
-import nbformat
 import pytest
 
 pytest.importorskip("nbgrader", reason="grading needs the instructor tools (JAX 0.4.38's venv has none)")
-from nbgrader.preprocessors import ClearSolutions
-from traitlets.config.loader import PyFileConfigLoader
 
 from grader.judge import runner, sandbox
 
-ROOT = pathlib.Path(__file__).resolve().parents[3]
-NOTEBOOK = ROOT / "exercises" / "04-vmap-meets-autodiff" / "04-vmap-meets-autodiff.ipynb"
+from .. import judged
+
+ASSIGNMENT = "04-vmap-meets-autodiff"
 FAST = sandbox.Limits(wall_s=120, cpu_s=240, memory_mb=4096)
 GRADED = {"l4_per_example_grads", "l4_clipped_scale", "l4_floored_cummax", "l4_vmap_jacobian"}
 
@@ -49,29 +45,11 @@ def vmap_jacobian(f, x):
 }
 
 
-def released():
-    """The notebook as nbgrader releases it: ClearSolutions with the course's own stub."""
-    config = PyFileConfigLoader("nbgrader_config.py", path=str(ROOT / "course")).load_config()
-    nb, _ = ClearSolutions(config=config).preprocess(nbformat.read(NOTEBOOK, as_version=4), {})
-    return nb
-
-
-def with_answers(answers: dict):
-    nb = nbformat.read(NOTEBOOK, as_version=4)
-    for cell in nb.cells:
-        meta = cell.metadata.get("nbgrader", {})
-        if meta.get("solution") and cell.cell_type == "code":
-            for name, source in answers.items():
-                if f"def {name}(" in cell.source:
-                    cell.source = source
-    return nb
-
-
 @pytest.fixture(scope="module")
 def verdicts():
     return {kind: runner.judge(nb, FAST) for kind, nb in (
-        ("solved", nbformat.read(NOTEBOOK, as_version=4)), ("blank", released()),
-        ("matching", with_answers(MATCHING)))}
+        ("solved", judged.source(ASSIGNMENT)), ("blank", judged.released(ASSIGNMENT)),
+        ("matching", judged.with_answers(ASSIGNMENT, MATCHING)))}
 
 
 def test_the_instructor_solutions_earn_every_point(verdicts):
