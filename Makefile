@@ -284,7 +284,7 @@ test-latest: ## the same on the newest JAX the package index offers, in a fresh 
 # downloads a browser: it launches Debian's chromium, installed here when missing. Screenshots go to build/screenshots/.
 APT_GET := $(if $(filter 0,$(shell id -u)),,sudo -n) env DEBIAN_FRONTEND=noninteractive apt-get
 .PHONY: test-browser
-test-browser: setup-all ## run lessons 1 and 3 and exercises 1 and 3 in JupyterLab, and a hostile submission in the formgrader, in headless Chromium (installs chromium if missing)
+test-browser: setup-all ## run lessons 1, 3 and 4 and exercises 1, 3 and 4 in JupyterLab, and a hostile submission in the formgrader, in headless Chromium (installs chromium if missing)
 	@mkdir -p $(BUILD)
 	@command -v chromium >/dev/null 2>&1 || { echo "inside-vmap: installing Debian's chromium for the browser tests"; \
 	    { $(APT_GET) update -qq && $(APT_GET) install -y -qq chromium; } >$(BUILD)/apt-chromium.log 2>&1 \
