@@ -98,9 +98,12 @@ LOCAL_ENV := JUPYTER_CONFIG_DIR="$(LOCAL_HOME)/jupyter-config" JUPYTER_DATA_DIR=
     IPYTHONDIR="$(LOCAL_HOME)/ipython" MPLCONFIGDIR="$(LOCAL_HOME)/matplotlib" npm_config_cache="$(LOCAL_HOME)/npm"
 # The server also reads jupyter/jupyter_server_config.py: no terminals, and a Content-Security-Policy (the
 # formgrader shows students' notebooks in this origin).
+# Its Assignments tab uses the course's exchange, or build/exchange where that does not exist (a student alone;
+# course/nbgrader_config.py, INSIDE_VMAP_LAB_EXCHANGE).
 lab: setup ## serve the course with JupyterLab on 127.0.0.1:PORT (default 8888) and print its URL
 	@echo "inside-vmap: Open the URL printed below (it carries the access token); Ctrl-C stops the server."
 	$(LOCAL_ENV) JUPYTER_CONFIG_PATH="$(CURDIR)/jupyter$${JUPYTER_CONFIG_PATH:+:$$JUPYTER_CONFIG_PATH}" \
+	INSIDE_VMAP_LAB_EXCHANGE="$(CURDIR)/$(BUILD)/exchange" \
 	JUPYTER_PREFER_ENV_PATH=1 PATH="$(CURDIR)/$(VENV)/bin:$$PATH" exec $(VENV)/bin/jupyter lab --no-browser \
 	    --ServerApp.ip=127.0.0.1 --ServerApp.port=$(PORT) --ServerApp.root_dir="$(CURDIR)" \
 	    --LabApp.default_url=/lab/tree/lessons $(LAB_ROOT_ARGS) $(LAB_ARGS)
@@ -281,7 +284,7 @@ test-latest: ## the same on the newest JAX the package index offers, in a fresh 
 # downloads a browser: it launches Debian's chromium, installed here when missing. Screenshots go to build/screenshots/.
 APT_GET := $(if $(filter 0,$(shell id -u)),,sudo -n) env DEBIAN_FRONTEND=noninteractive apt-get
 .PHONY: test-browser
-test-browser: setup-all ## run lessons 1 and 3 and exercises 1 and 3 in JupyterLab, and a hostile submission in the formgrader, in headless Chromium (installs chromium if missing)
+test-browser: setup-all ## run lessons 1, 3 and 4 and exercises 1, 3 and 4 in JupyterLab, and a hostile submission in the formgrader, in headless Chromium (installs chromium if missing)
 	@mkdir -p $(BUILD)
 	@command -v chromium >/dev/null 2>&1 || { echo "inside-vmap: installing Debian's chromium for the browser tests"; \
 	    { $(APT_GET) update -qq && $(APT_GET) install -y -qq chromium; } >$(BUILD)/apt-chromium.log 2>&1 \

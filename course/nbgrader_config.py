@@ -38,6 +38,16 @@ c.CourseDirectory.course_id = "inside-vmap"
 # A trial term on a shared machine keeps out of the machine-wide one with the environment variable
 # INSIDE_VMAP_EXCHANGE=DIR (`make ... EXCHANGE=DIR` sets it for every target; docs/instructors.md).
 c.Exchange.root = os.environ.get("INSIDE_VMAP_EXCHANGE") or "/usr/local/share/nbgrader/exchange"
+# `make lab` on a machine with no exchange at that root (a student practising alone, a laptop):
+# nbgrader's Assignments tab would answer "The exchange directory does not exist and could not be
+# created". `make lab` names a folder of the project for that case (INSIDE_VMAP_LAB_EXCHANGE,
+# build/exchange): the tab then lists what is released there, nothing until an assignment is
+# released (`make practice` gives a student alone the exercises). An exchange that exists, or one
+# named with EXCHANGE=DIR, is always used; no other command reads INSIDE_VMAP_LAB_EXCHANGE.
+_LAB_EXCHANGE = os.environ.get("INSIDE_VMAP_LAB_EXCHANGE")
+if _LAB_EXCHANGE and not os.environ.get("INSIDE_VMAP_EXCHANGE") and not os.path.isdir(c.Exchange.root):
+    os.makedirs(_LAB_EXCHANGE, exist_ok=True)
+    c.Exchange.root = _LAB_EXCHANGE
 # The gradebook: SQLite beside this file. Several graders at once: a PostgreSQL URL instead, e.g.
 # "postgresql://grader@db.example.org/inside_vmap" (the database must exist; nbgrader makes the
 # tables). One autograde at a time per gradebook; a second one waits its turn.

@@ -4,14 +4,16 @@ Lessons 1, 3 and 4 run top to bottom without an error and draw their figures; ex
 assignment list; a wrong self-check prediction shows its verdict once and the run goes on past it; a wrong answer gets
 the targeted feedback (what failed, expected against got, the hint), the corrected answer passes, and nbgrader's
 Validate button checks the saved notebook. Exercise 3, released by
-nbgrader, gives a rule-of-thumb answer its hint and passes the lesson's reasoning. Every step leaves a screenshot in
-build/screenshots/.
+nbgrader, gives a rule-of-thumb answer its hint and passes the lesson's reasoning. Exercise 4, as released, answered
+in its editors (the instructor's solutions, a wrong self-check prediction), runs top to bottom: each check shows its
+verdict and no course cell shows an error. Every step leaves a screenshot in build/screenshots/.
 """
 from __future__ import annotations
 
 import pathlib
 import re
 
+import nbformat
 import pytest
 
 from tests.fixtures.solutions import solved_cell
@@ -98,12 +100,26 @@ def type_answer(cell, text: str):
     cell.page.keyboard.press("Control+a")
     # insert_text types the whole answer at once, so the editor's auto-indent and bracket closing stay out of it.
     cell.page.keyboard.insert_text(text)
-    lines = cell.locator(".cm-content .cm-line").all_inner_texts()
+    # An empty line is a <br> in its .cm-line, whose text is then "\n".
+    lines = [line.removesuffix("\n") for line in cell.locator(".cm-content .cm-line").all_inner_texts()]
     assert "\n".join(lines).strip() == text.strip(), f"the editor holds {lines!r}"
 
 
 def to_top(locator):
     locator.evaluate("el => el.scrollIntoView({block: 'start'})")
+
+
+def run_all(page) -> dict:
+    """Run > Run All Cells, as a student does; the notebook's state once every code cell has run, or once nothing
+    is queued any more and an error stopped the run."""
+    page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
+    page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
+    page.wait_for_function(f"() => {{ const s = ({NOTEBOOK_STATE})(); return s && s.pending + s.done > 0; }}")
+    page.wait_for_function(
+        f"() => {{ const s = ({NOTEBOOK_STATE})(); "
+        "return s && s.pending === 0 && (s.done === s.cells || s.errors.length > 0); }",
+        timeout=RUN_ALL_TIMEOUT_MS)
+    return page.evaluate(NOTEBOOK_STATE)
 
 
 def selfcheck_wrong_then_run_on(page, panel, screenshots):
@@ -143,15 +159,7 @@ def test_lesson_runs_clean_and_draws_its_figures(page, lab, screenshots, lesson)
     assert state["done"] == 0 and state["images"] == 0, "the lesson's copy should start without outputs"
     shot("01-lesson-opened")
 
-    page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
-    page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
-    page.wait_for_function(f"() => {{ const s = ({NOTEBOOK_STATE})(); return s && s.pending + s.done > 0; }}")
-    # Done when every code cell has an execution count, or nothing is queued any more and an error stopped the run.
-    page.wait_for_function(
-        f"() => {{ const s = ({NOTEBOOK_STATE})(); "
-        "return s && s.pending === 0 && (s.done === s.cells || s.errors.length > 0); }",
-        timeout=RUN_ALL_TIMEOUT_MS)
-    state = page.evaluate(NOTEBOOK_STATE)
+    state = run_all(page)
     shot("02-lesson-ran")
 
     assert state["errors"] == [], f"{lesson} shows error output:\n" + "\n---\n".join(state["errors"])
@@ -280,3 +288,65 @@ def test_exercise_3_cond_plan_wrong_then_right(page, lab, exercise_3, screenshot
     assert check.locator(f'.jp-OutputArea-output[data-mime-type="{STDERR_MIME}"]').count() == 0
     to_top(answer)
     screenshots(page, "13-exercise-3-fixed")
+
+
+# Assignments answered in the browser, then run top to bottom: by assignment, a wrong prediction for each of its
+# self-checks (its verdict says "Not yet" with the hints, and the run goes on); every other answer cell gets the
+# instructor's solution.
+ANSWERED_RUNS = {
+    "04-vmap-meets-autodiff": {
+        "l4_route_predictions": 'route_predictions = {call: "process_primitive" for call in range(1, 7)}'},
+}
+SELFCHECK_CALL = re.compile(r"\bshow\(L\d\.(selfcheck_\w+)\(")
+GRADED_CALL = re.compile(r"\bshow\(L\d\.(check_\w+)\(")
+
+
+def answer_cells(released):
+    """{index among the notebook's cells: (grade id, its released text)} of every answer cell."""
+    return {i: (c.metadata["nbgrader"]["grade_id"], c.source) for i, c in enumerate(released.cells)
+            if c.metadata.get("nbgrader", {}).get("solution")}
+
+
+@pytest.mark.parametrize("assignment", ANSWERED_RUNS, ids=lambda name: name.split("-")[0])
+def test_an_answered_assignment_runs_clean(page, lab, fetched, screenshots, assignment):
+    """The assignment as nbgrader releases it, answered in its editors, then Run All: every graded check shows
+    "Passed", every self-check its "Not yet" with a hint, once each, and nothing shows error output."""
+    wrong, notebook = ANSWERED_RUNS[assignment], fetched(assignment)
+    source = ROOT / "exercises" / notebook
+    shot = lambda name: screenshots(page, f"exercise-{assignment[:2]}-{name}")      # noqa: E731
+    released = nbformat.read(lab.root / notebook, as_version=4)
+    panel = open_notebook(page, lab, notebook)
+    state = page.evaluate(NOTEBOOK_STATE)
+    assert state["done"] == 0 and state["cells"] == sum(c.cell_type == "code" for c in released.cells)
+    shot("01-opened")
+
+    cells = panel.locator(".jp-Notebook .jp-Cell")
+    assert cells.count() == len(released.cells)
+    answers = answer_cells(released)
+    assert set(wrong) < {grade_id for grade_id, _ in answers.values()}
+    for i, (grade_id, text) in answers.items():
+        cell = cells.nth(i)
+        assert text.splitlines()[0] in cell.locator(".cm-content").text_content(), f"cell {i} is not {grade_id}"
+        type_answer(cell, wrong.get(grade_id) or solved_cell(source, grade_id))
+
+    state = run_all(page)
+    shot("02-ran")
+    assert state["errors"] == [], f"{assignment} shows error output:\n" + "\n---\n".join(state["errors"])
+    assert state["done"] == state["cells"], f"only {state['done']} of {state['cells']} code cells ran"
+
+    graded = {i: GRADED_CALL.search(c.source)[1] for i, c in enumerate(released.cells) if GRADED_CALL.search(c.source)}
+    selfchecks = {i: SELFCHECK_CALL.search(c.source)[1] for i, c in enumerate(released.cells)
+                  if SELFCHECK_CALL.search(c.source)}
+    assert len(graded) >= 4 and selfchecks
+    for i, name in {**graded, **selfchecks}.items():
+        verdicts = cells.nth(i).locator(".inside-vmap-result")
+        assert verdicts.count() == 1, f"{name}: {verdicts.count()} verdicts"
+        text = verdicts.text_content()
+        assert text.count(name) == 1, text
+        if i in graded:
+            assert "Passed" in text and "Not yet" not in text, text
+        else:
+            assert "Not yet" in text and verdicts.locator("th", has_text=re.compile("^hint$")).count(), text
+        assert cells.nth(i).locator(".jp-OutputArea-output").count() == 1, f"{name}'s verdict is shown twice"
+    to_top(cells.nth(next(iter(graded))))
+    shot("03-checked")

@@ -4,6 +4,7 @@ and what nbgrader does with a grade cell the student deleted (put back, graded l
 import os
 import shutil
 import subprocess
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -17,12 +18,18 @@ DEFAULT = "/usr/local/share/nbgrader/exchange"
 FIRST = "01-the-rule-per-primitive"
 
 
-def exchange_root(monkeypatch, value):
-    if value is None:
-        monkeypatch.delenv("INSIDE_VMAP_EXCHANGE", raising=False)
-    else:
-        monkeypatch.setenv("INSIDE_VMAP_EXCHANGE", value)
-    cfg = PyFileConfigLoader("nbgrader_config.py", path=os.path.join(C.ROOT, "course")).load_config()
+COURSE = os.path.join(C.ROOT, "course")
+
+
+def exchange_root(monkeypatch, value, lab=None, course=COURSE):
+    """The Exchange.root the course's config gives with INSIDE_VMAP_EXCHANGE=value and, when lab is
+    given, INSIDE_VMAP_LAB_EXCHANGE=lab (as `make lab` sets it)."""
+    for name, setting in (("INSIDE_VMAP_EXCHANGE", value), ("INSIDE_VMAP_LAB_EXCHANGE", lab)):
+        if setting is None:
+            monkeypatch.delenv(name, raising=False)
+        else:
+            monkeypatch.setenv(name, setting)
+    cfg = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
     return cfg.Exchange.root
 
 
@@ -30,6 +37,25 @@ def test_the_exchange_is_one_setting_away(monkeypatch, tmp_path):
     assert exchange_root(monkeypatch, None) == DEFAULT
     assert exchange_root(monkeypatch, "") == DEFAULT
     assert exchange_root(monkeypatch, str(tmp_path)) == str(tmp_path)
+
+
+def test_make_lab_falls_back_to_its_own_exchange_only_where_the_course_s_is_missing(monkeypatch, tmp_path):
+    """Issue 28: a student alone has no class exchange, and the Assignments tab said so as an error.
+    `make lab`'s folder (INSIDE_VMAP_LAB_EXCHANGE) stands in for a missing one, created; an exchange
+    that exists, or EXCHANGE=DIR, wins."""
+    course, machine, lab = tmp_path / "course", tmp_path / "machine-wide", tmp_path / "build" / "exchange"
+    course.mkdir()
+    text = (Path(C.ROOT) / "course" / "nbgrader_config.py").read_text()
+    assert text.count(f'"{DEFAULT}"') == 1                 # the one place the default is written
+    (course / "nbgrader_config.py").write_text(text.replace(DEFAULT, str(machine)))
+    assert exchange_root(monkeypatch, None, course=course) == str(machine)      # not `make lab`
+    assert not lab.exists()
+    assert exchange_root(monkeypatch, None, str(lab), course) == str(lab)       # missing: make lab's own
+    assert lab.is_dir()
+    machine.mkdir()
+    assert exchange_root(monkeypatch, None, str(lab), course) == str(machine)   # there: the class's
+    trial = str(tmp_path / "trial")
+    assert exchange_root(monkeypatch, trial, str(lab), course) == trial          # named: always
 
 
 def make(course, sim, exchange, *args):
