@@ -301,6 +301,17 @@ def feedback(paths: Paths, students=CLASS, echo=None) -> None:
                 nbgrader(["fetch_feedback", a] + student_args(st.id), paths.home(st.id))
 
 
+def grading_status(paths: Paths) -> dict:
+    """The grading status of every submission, as autograde recorded it in the copy's gradebook
+    (`grader.nbgrader_plugins.GradingStatus`): {(assignment, student): Record}."""
+    from nbgrader.coursedir import CourseDirectory
+
+    from ..nbgrader_plugins import GradingStatus
+    where = CourseDirectory(root=paths.course, course_id=COURSE_ID,
+                            db_url="sqlite:///" + os.path.join(paths.course, "gradebook.db"))
+    return GradingStatus().load(where)
+
+
 def export(paths: Paths, echo=None) -> list[dict]:
     nbgrader(["export", "--to=grades.csv"], paths.course, echo=echo)
     with open(os.path.join(paths.course, "grades.csv"), newline="", encoding="utf-8") as fh:
