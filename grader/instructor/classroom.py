@@ -293,8 +293,13 @@ def autograde(paths: Paths, timeout: int, echo=None, extra=()) -> str:
 
 
 def feedback(paths: Paths, students=CLASS, echo=None) -> None:
+    """`make feedback`: nbgrader's feedback, a page for each failed submission, released."""
+    from .failed_feedback import FailedFeedback
     for a in assignments(paths.exercises):
         nbgrader(["generate_feedback", a, "--force"], paths.course, echo=echo)
+        if echo:
+            echo(f"$ python -m grader.instructor failed-feedback {a}")
+        nbgrader([a], paths.course, app_class=FailedFeedback)
         nbgrader(["release_feedback", a], paths.course, echo=echo)
         for st in students:
             if os.path.isdir(os.path.join(paths.home(st.id), a)):

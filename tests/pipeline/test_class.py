@@ -169,10 +169,15 @@ def page_text(path):
         return html.unescape(re.sub(r"<[^>]+>", "", fh.read()))
 
 
-def test_students_receive_feedback_for_every_graded_submission(course, term):
+def test_students_receive_feedback_for_every_submission(course, term):
     for row in term["rows"]:
         files = feedback_files(course, row["student_id"], row["assignment"])
-        assert bool(files) == (row["status"] in (GRADED, BLANK)), row
+        assert bool(files) == (row["status"] in (GRADED, BLANK, FAILED)), row
+        if row["status"] == FAILED:     # a kernel that died, a timeout, an unreadable notebook
+            (path,) = files
+            text = page_text(path)
+            assert "could not be graded" in text and row["reason"] in text, text
+            assert "submit again" in text and "Traceback" not in text, text
 
 
 def test_feedback_teaches_without_leaking_hidden_tests(course, term):

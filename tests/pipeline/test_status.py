@@ -8,8 +8,10 @@ One throw-away course with the first assignment, served by a Jupyter server at i
 `make lab` serves it. "fixed" hands in a notebook that kills its kernel: `make autograde` fails
 it; the notebook is then fixed and regraded with the formgrader's button (the issue's case: the
 export said 13/13 while `make autograde` still printed the old failure). "cli" hands in a
-notebook that kills its kernel and is graded with `nbgrader autograde`, which records why.
+notebook that kills its kernel and is graded with `nbgrader autograde`, which records why; `make
+feedback` then gives "cli" a page saying what happened and what to do, and "fixed" nbgrader's own.
 """
+import glob
 import json
 import os
 import shutil
@@ -25,6 +27,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::sqlalchemy.e
 
 FIRST = "01-the-rule-per-primitive"
 TIMEOUT = 30
+STAMP = "2026-01-05 10:00:00.000000 UTC"
 
 
 def hand_in(course, student, kind):
@@ -35,6 +38,9 @@ def hand_in(course, student, kind):
     folder = os.path.join(course.course, "submitted", student, FIRST)
     os.makedirs(folder, exist_ok=True)
     nbformat.write(C.answer(kind, released, source), os.path.join(folder, FIRST + ".ipynb"))
+    for name, text in (("timestamp.txt", STAMP), ("submission_secret.txt", student * 4)):
+        with open(os.path.join(folder, name), "w") as fh:       # as `nbgrader submit` leaves them
+            fh.write(text)
 
 
 @pytest.fixture(scope="module")
@@ -107,3 +113,21 @@ def test_every_front_end_leaves_one_record(course, graded, serve):
     assert (rows["cli"]["status"], rows["cli"]["reason"], rows["cli"]["score"]) == \
         (FAILED, KERNEL_DIED, ""), rows["cli"]
     assert not os.path.exists(os.path.join(course.course, "grading-status.json"))
+
+
+def test_a_failed_submission_gets_feedback_saying_what_to_do(course, graded):
+    """`make feedback` (nbgrader's generate and release, the course's page for a failed one):
+    "cli", whose kernel died, is told so calmly; "fixed" gets nbgrader's feedback."""
+    C.feedback(course, students=())
+    page = os.path.join(course.course, "feedback", "cli", FIRST, FIRST + ".html")
+    with open(page, encoding="utf-8") as fh:
+        text = fh.read()
+    assert "stopped the grading kernel" in text and KERNEL_DIED in text, text
+    assert "run your notebook from top to bottom in a fresh kernel" in text, text
+    assert "Traceback" not in text
+    assert "_exit(1)" not in text and "grader." not in text      # nothing of the notebook or course
+    released = glob.glob(os.path.join(course.exchange, C.COURSE_ID, "feedback", "*.html"))
+    assert len(released) == 2, released          # cli's page and fixed's nbgrader feedback
+    with open(os.path.join(course.course, "feedback", "fixed", FIRST, FIRST + ".html"),
+              encoding="utf-8") as fh:
+        assert "could not be graded" not in fh.read()
