@@ -149,7 +149,10 @@ class BoundedExecute(Execute):
             # the formgrader, make autograde): nbgrader only logs the error and goes on.
             from ..instructor.failures import failure_reason
             from ..nbgrader_plugins.status import FAILED, record_step
-            record_step(self, resources, FAILED, failure_reason(error))
+            try:
+                record_step(self, resources, FAILED, failure_reason(error))
+            except Exception as unrecorded:     # nbgrader must still see the failure itself
+                self.log.warning("inside-vmap: the failure could not be recorded: %s", unrecorded)
             raise error
         return nb, resources
 
