@@ -143,7 +143,8 @@ def classify(gradebook, coursedir, assignment, student_id, notebooks, rec,
         graded = _graded_content(coursedir, name, student_id, here.notebooks, rec, earlier)
         if graded is None and autograded_complete(coursedir, name, student_id, here.notebooks,
                                                   max_bytes=max_bytes):
-            # Nothing the grading status says applies (a plain `nbgrader autograde`): the graded
+            # The grading status cannot say (graded by nbgrader's CLI or the formgrader, whose
+            # record has no digest of the notebooks written; or no record at all): the graded
             # notebook is this submission's when collect dated both the same.
             graded = read_timestamp(coursedir.format_path(
                 coursedir.autograded_directory, student_id, name)) == here.timestamp

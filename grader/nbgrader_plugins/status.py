@@ -139,27 +139,30 @@ class GradingStatus(LoggingConfigurable):
 
 # ---- the autograde steps that write it, whichever front end runs autograde ------------------
 def _submission(step: NbGraderPreprocessor, resources):
-    """(coursedir, assignment, student, what is submitted) of the notebook being autograded;
-    None outside a submission's autograde (a step run on its own, the judge's warm-up)."""
-    from .submission import inspect_submission, size_limit
+    """(coursedir, assignment, student, timestamp, digest) of the submission whose notebook is
+    being autograded, the digest as `submission.inspect_submission` computes it (nothing parsed
+    again); None outside a submission's autograde (a step run alone, the judge's warm-up)."""
+    from .submission import digest, read_timestamp
     names = resources.get("nbgrader") or {}
     if not all(names.get(k) for k in ("db_url", "assignment", "student")):
         return None
     coursedir = CourseDirectory(parent=step, db_url=names["db_url"])
+    assignment, student = names["assignment"], names["student"]
     with Gradebook(names["db_url"], coursedir.course_id) as gb:
-        notebooks = [nb.name for nb in gb.find_assignment(names["assignment"]).notebooks]
-    here = inspect_submission(coursedir, names["assignment"], names["student"], notebooks,
-                              size_limit(step))
-    return coursedir, names["assignment"], names["student"], here
+        notebooks = [nb.name for nb in gb.find_assignment(assignment).notebooks]
+    folder = coursedir.format_path(coursedir.submitted_directory, student, assignment)
+    paths = [os.path.join(folder, n + ".ipynb") for n in notebooks]
+    return (coursedir, assignment, student, read_timestamp(folder),
+            digest(p for p in paths if os.path.isfile(p)))
 
 
 def record_step(step: NbGraderPreprocessor, resources, status: str, reason: str = "") -> None:
     """Record ``status`` for the submission whose notebook ``step`` is autograding."""
     found = _submission(step, resources)
     if found is not None:
-        coursedir, assignment, student, here = found
+        coursedir, assignment, student, timestamp, content = found
         GradingStatus(parent=step).record(coursedir, assignment, student, status, reason,
-                                          here.timestamp, here.digest)
+                                          timestamp, content)
 
 
 class RecordGrading(NbGraderPreprocessor):

@@ -9,7 +9,7 @@ generate_feedback and the exports (the third red-team round, items 4 to 7).
 * A pasted copy of an answer cell costs at most that cell; a student's own cell mentioning the hidden-test
   delimiters fails nobody's feedback.
 * What a student chose (ids, grade ids with newlines and formulas, ANSI escapes, bidi overrides) reaches the
-  terminal, autograde.log, the status file and every export inert.
+  terminal, autograde.log, the grading status and every export inert.
 * A notebook over the size limit fails before anything parses it; a second run parses only what changed.
 """
 import csv
