@@ -4,12 +4,13 @@ nbgrader's Python API, NbGraderAPI.autograde, in the server) and `make autograde
 grading status in the gradebook's database, where the export and `make autograde`'s own lines
 read it.
 
-One throw-away course with the first assignment, served by a Jupyter server at its top level as
-`make lab` serves it. "fixed" hands in a notebook that kills its kernel: `make autograde` fails
-it; the notebook is then fixed and regraded with the formgrader's button (the issue's case: the
-export said 13/13 while `make autograde` still printed the old failure). "cli" hands in a
-notebook that kills its kernel and is graded with `nbgrader autograde`, which records why; `make
-feedback` then gives "cli" a page saying what happened and what to do, and "fixed" nbgrader's own.
+One throw-away course with the first assignment (its gradebook in SQLite, then on PostgreSQL),
+served by a Jupyter server at its top level as `make lab` serves it. "fixed" hands in a notebook
+that kills its kernel: `make autograde` fails it; the notebook is then fixed and regraded with the
+formgrader's button (the issue's case: the export said 13/13 while `make autograde` still printed
+the old failure). "cli" hands in a notebook that kills its kernel and is graded with `nbgrader
+autograde`, which records why; `make feedback` then gives "cli" a page saying what happened and
+what to do, and "fixed" nbgrader's own.
 """
 import glob
 import json
@@ -19,9 +20,10 @@ import sys
 
 import nbformat
 import pytest
+from nbgrader.coursedir import CourseDirectory
 
 from grader.instructor import classroom as C
-from grader.nbgrader_plugins import FAILED, GRADED, KERNEL_DIED
+from grader.nbgrader_plugins import FAILED, GRADED, KERNEL_DIED, GradingStatus
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")]
 
@@ -43,18 +45,28 @@ def hand_in(course, student, kind):
             fh.write(text)
 
 
-@pytest.fixture(scope="module")
-def course(tmp_path_factory):
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def course(request, tmp_path_factory):
+    """The course copy, its gradebook in SQLite beside it or on a real PostgreSQL server."""
     work = tmp_path_factory.mktemp("status")
     only = work / "exercises-first"
     shutil.copytree(os.path.join(C.ROOT, "exercises", FIRST), only / FIRST,
                     ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
-    course = C.build_course(str(work / "term"), exercises=str(only))
+    url = request.getfixturevalue("postgres").create_database(f"t_status_{work.name}") \
+        if request.param == "postgresql" else None
+    course = C.build_course(str(work / "term"), exercises=str(only),
+                            settings={"CourseDirectory.db_url": url} if url else {})
+    course.db_url = url or "sqlite:///" + os.path.join(course.course, "gradebook.db")
     shutil.copy(os.path.join(C.ROOT, "nbgrader_config.py"), course.work)   # as `make lab` finds it
     C.assign(course)
     for student in ("fixed", "cli"):
         C.nbgrader(["db", "student", "add", student], course.course)
     return course
+
+
+def status(course):
+    """The grading status as the course's gradebook holds it."""
+    return GradingStatus().load(CourseDirectory(db_url=course.db_url, course_id=C.COURSE_ID))
 
 
 def formgrader(serve, course):
@@ -78,7 +90,7 @@ def graded(course):
     steps = {}
     hand_in(course, "fixed", C.DIES)
     steps["make autograde, dead kernel"] = C.autograde(course, TIMEOUT, extra=["--student=fixed"])
-    steps["after make autograde"] = C.grading_status(course)[FIRST, "fixed"]
+    steps["after make autograde"] = status(course)[FIRST, "fixed"]
     hand_in(course, "fixed", C.FULL)            # the student's fixed notebook
     return steps
 
@@ -94,13 +106,13 @@ def test_every_front_end_leaves_one_record(course, graded, serve):
     server = formgrader(serve, course)
     code, body = server.post(f"/formgrader/api/submission/{FIRST}/fixed/autograde", {})
     assert code == 200 and json.loads(body)["success"], body
-    rec = C.grading_status(course)[FIRST, "fixed"]
+    rec = status(course)[FIRST, "fixed"]
     assert (rec.status, rec.reason) == (GRADED, "")
     # nbgrader's CLI, on a notebook that kills its kernel
     hand_in(course, "cli", C.DIES)
     with pytest.raises(C.CommandFailed):          # nbgrader exits 1 when a submission failed
         C.nbgrader(["autograde", FIRST, "--student=cli"], course.course)
-    rec = C.grading_status(course)[FIRST, "cli"]
+    rec = status(course)[FIRST, "cli"]
     assert (rec.status, rec.reason) == (FAILED, KERNEL_DIED)
     # make autograde reads the same records: nothing changed since, so nothing is graded again
     printed = C.autograde(course, TIMEOUT)
