@@ -204,9 +204,12 @@ workers: setup-all ## start WORKERS Dask grading workers here (default one per c
 
 # A student whose feedback cannot be generated costs only that student: nbgrader goes on with the others (and exits
 # 1 at the end), their feedback is released all the same, and the target fails last, saying so.
-feedback: setup-all ## generate and release feedback for every autograded submission (nbgrader generate/release_feedback)
+# A failed submission (its kernel died, it timed out, it could not be read) gets a page saying what happened and what
+# to do, released with the others (grader/instructor/failed_feedback.py).
+feedback: setup-all ## generate and release feedback for every autograded submission (nbgrader generate/release_feedback), and for every failed one
 	$(INSTRUCTOR) && failed="" && for a in $(call assignments-in,$(COURSE)/autograded/*); do \
 	    nbgrader generate_feedback "$$a" --force $(NBGRADER_ARGS) || failed="$$failed $$a"; \
+	    python -m grader.instructor failed-feedback "$$a" $(NBGRADER_ARGS) || failed="$$failed $$a"; \
 	    nbgrader release_feedback "$$a" $(NBGRADER_ARGS) || failed="$$failed $$a"; \
 	done; if [ -n "$$failed" ]; then echo "inside-vmap: feedback of some students of$$failed could not be made \
 	(nbgrader's messages above); everyone else's was released"; exit 1; fi

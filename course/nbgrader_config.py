@@ -121,6 +121,11 @@ c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\n..."}
 # Sanitising: nbgrader's default steps, with the cells' nbgrader flags first rewritten from the
 # gradebook (a student may have edited them), so OverwriteCells grades the notebook as released.
 c.Autograde.sanitize_preprocessors = [
+    # Every front end's autograde (nbgrader's CLI and API, the formgrader's button, make
+    # autograde) records what became of the submission in the gradebook's database: "grading"
+    # here, "graded" at the end, or the failure BoundedExecute names (grader/nbgrader_plugins/
+    # status.py), which the export, make autograde and the feedback read.
+    "grader.nbgrader_plugins.status.RecordGrading",
     ClearOutput,
     DeduplicateIds,
     OverwriteKernelspec,
@@ -154,6 +159,7 @@ c.Autograde.autograde_preprocessors = [
     "grader.nbgrader_plugins.SetDueDate",  # the config's due date, before it is read next
     AssignLatePenalties,
     CheckCellMetadata,
+    "grader.nbgrader_plugins.status.RecordGraded",
 ]
 # A grade cell the student deleted comes back from the gradebook (as released) and is graded
 # like any other: the judge scores it from the student's answer cells, so deleting a check costs

@@ -2,8 +2,10 @@
 
 * `autograde`: ``python -m grader.instructor autograde`` (``make autograde``) grades every collected
   submission one student at a time with nbgrader's ``Autograde`` converter, so one bad submission
-  never stops the batch, and records each outcome in the course's status file
+  never stops the batch, and records each outcome in the gradebook's grading status
   (`grader.nbgrader_plugins.GradingStatus`).
+* `failed_feedback`: ``python -m grader.instructor failed-feedback`` (``make feedback``, after nbgrader's
+  ``generate_feedback``) writes a calm page for every failed submission, released with the others.
 * `classroom`: a simulated class built from the real assignments, run through release, submit,
   collect, autograde, feedback and export in a throw-away copy of the course
   (``python -m grader.instructor demo``, ``make demo``; also the end-to-end test).

@@ -1,6 +1,7 @@
 """``python -m grader.instructor COMMAND ...``, run from the course folder (the Makefile's targets):
 
   autograde [ASSIGNMENT ...] [--force] [--jobs N] [nbgrader options]   make autograde
+  failed-feedback [ASSIGNMENT ...]                                     make feedback (with nbgrader's)
   roster FILE [--id-column=COLUMN]                                     make roster FILE=...
   term                                                                 make term
   class roster --students N --sim DIR | class submit --sim DIR         make class-roster / class-submit
@@ -16,6 +17,10 @@ def main(argv=None) -> int:
     if command == "autograde":
         from .autograde import AutogradeEach
         AutogradeEach.launch_instance(argv)
+        return 0
+    if command == "failed-feedback":
+        from .failed_feedback import FailedFeedback
+        FailedFeedback.launch_instance(argv)
         return 0
     if command == "roster":
         from ..nbgrader_plugins.roster import RosterImport

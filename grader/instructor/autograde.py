@@ -7,12 +7,13 @@ This is nbgrader's own ``Autograde`` converter (what ``nbgrader autograde ASSIGN
   or too large notebook) is recorded with its reason, named from nbgrader's exception (never read
   from its log, which quotes what the student wrote; `grader.instructor.failures`), and the next
   student is graded;
-* the status file (`grader.nbgrader_plugins.GradingStatus`) says ``grading`` while a student is
+* the grading status in the gradebook (`grader.nbgrader_plugins.GradingStatus`, which nbgrader's
+  own autograde writes too, from the course's autograde steps) says ``grading`` while a student is
   being graded and ``graded``/``failed``/``missing`` once done, so a run killed half-way leaves at
   most one student per worker unfinished, marked as such, and the next run grades them again;
 * ``--jobs N`` grades N submissions at once, each in a long-lived worker process
   (`grader.instructor.pool`, `grading.grade_submission`: nbgrader's start-up paid once per
-  worker); only this process writes the status file, and only N students are ever marked
+  worker); this process marks a student ``grading`` when it hands it out, and only N are ever marked
   ``grading`` at once; ``--jobs 1`` grades one after another in this process. The default sizes
   the pool to the run: one worker per ``per_worker`` submissions to grade, up to one per core,
   and a run of fewer (a regrade, one student) is graded here, where no worker's start-up is paid;
@@ -23,7 +24,7 @@ This is nbgrader's own ``Autograde`` converter (what ``nbgrader autograde ASSIGN
   judge's child starts beside its kernel (`grader.judge.ahead`);
 * re-running is idempotent: a submission already graded or failed, and unchanged since, is skipped
   (``--force`` grades everything again). Unchanged means the same content (a digest of the
-  notebooks, in the status file), never the same timestamp, and nothing unchanged is parsed
+  notebooks, in the grading status), never the same timestamp, and nothing unchanged is parsed
   again (`grader.instructor.submissions`).
 
 * one autograde per gradebook at a time: a second run waits for the first (a file lock beside a
@@ -151,7 +152,7 @@ class AutogradeEach(NbGrader):
                           "its own cgroup and namespaces (BoundedExecute.fork_kernels)"
                           if sandbox.cgroups() else "grading kernels start in boxes of their "
                           "own: no cgroup can be made here to hold a forked one")
-        records = status.load(root)
+        records = status.load(self.coursedir)
         # nbgrader's SaveAutoGrades and AssignLatePenalties open the gradebook without a course
         # id, which adds a "default_course" row on first use: made here, once, so parallel
         # workers never race to insert it.
@@ -221,7 +222,7 @@ class AutogradeEach(NbGrader):
 
     def grade_one(self, status, assignment, student, here) -> tuple[str, str, str]:
         """Grade one submission in this process; returns (status, what to print, reason)."""
-        status.record(self.coursedir.root, assignment, student, GRADING, "", here.timestamp,
+        status.record(self.coursedir, assignment, student, GRADING, "", here.timestamp,
                       here.digest)
         result = self.autograde(assignment, student)
         return self._outcome(status, assignment, student, here, result)

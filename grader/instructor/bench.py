@@ -9,7 +9,7 @@ size, on the same submissions and each ``--repeat`` times (median):
   plugins, no judge, no sandbox), serial as nbgrader is;
 * course: ``python -m grader.instructor autograde --force`` (``make autograde``) with the course's
   configuration and every integrity check on: the sandboxed, limited kernel, the judge, the
-  status file; its own choice of workers and warm-up (``--jobs`` overrides the workers).
+  grading status; its own choice of workers and warm-up (``--jobs`` overrides the workers).
 
 Then: whether every run gave the scores and, byte for byte, the grade-cell outputs (the feedback)
 of a serial run (``--jobs 1``) on the same seed; the course once more without the warm compilation

@@ -293,12 +293,28 @@ def autograde(paths: Paths, timeout: int, echo=None, extra=()) -> str:
 
 
 def feedback(paths: Paths, students=CLASS, echo=None) -> None:
+    """`make feedback`: nbgrader's feedback, a page for each failed submission, released."""
+    from .failed_feedback import FailedFeedback
     for a in assignments(paths.exercises):
         nbgrader(["generate_feedback", a, "--force"], paths.course, echo=echo)
+        if echo:
+            echo(f"$ python -m grader.instructor failed-feedback {a}")
+        nbgrader([a], paths.course, app_class=FailedFeedback)
         nbgrader(["release_feedback", a], paths.course, echo=echo)
         for st in students:
             if os.path.isdir(os.path.join(paths.home(st.id), a)):
                 nbgrader(["fetch_feedback", a] + student_args(st.id), paths.home(st.id))
+
+
+def grading_status(paths: Paths) -> dict:
+    """The grading status of every submission, as autograde recorded it in the copy's gradebook
+    (`grader.nbgrader_plugins.GradingStatus`): {(assignment, student): Record}."""
+    from nbgrader.coursedir import CourseDirectory
+
+    from ..nbgrader_plugins import GradingStatus
+    where = CourseDirectory(root=paths.course, course_id=COURSE_ID,
+                            db_url="sqlite:///" + os.path.join(paths.course, "gradebook.db"))
+    return GradingStatus().load(where)
 
 
 def export(paths: Paths, echo=None) -> list[dict]:

@@ -4,7 +4,7 @@
 `AutogradeEach` hands its queue here when ``--scheduler`` is given. Every submission becomes one
 Dask task (`cluster_task.grade_task`), which a worker grades with `grading.grade_submission`,
 exactly as a local worker does; the results come back to this process, which alone writes the
-status file and prints the lines, the progress and the closing table. Before anything is graded:
+grading status and prints the lines, the progress and the closing table. Before anything is graded:
 
 * the workers are checked (`cluster_task.unfit`): each sees the course folder at this path (a
   token file written here is read there), boxes student code as the others do, runs the same
@@ -19,7 +19,7 @@ back as ``KilledWorker`` and is recorded failed, "it stopped N grading workers".
 graded twice (a worker that died after writing half its rows) overwrites the same gradebook
 rows; one lock per submission (`cluster_task.submission_lock`) keeps two graders off it at once.
 Ctrl-C cancels what was handed out (a task already running finishes on its worker, unrecorded);
-the status file and autograde's skipping of what is done make the next run resume.
+the grading status and autograde's skipping of what is done make the next run resume.
 """
 from __future__ import annotations
 
@@ -63,7 +63,7 @@ class DaskGrading(LoggingConfigurable):
                                     "before giving up.").tag(config=True)
     per_worker = Int(2, help="Submissions handed to the cluster at once per worker: one being "
                              "graded and one waiting, so no worker idles between two; only "
-                             "these are marked 'grading' in the status file.").tag(config=True)
+                             "these are marked 'grading' in the grading status.").tag(config=True)
     progress_every = Float(30.0, help="Seconds between two progress lines when the output is "
                                       "not a terminal (on one it is redrawn in place)."
                            ).tag(config=True)
@@ -195,14 +195,14 @@ def _ship_cache(client, folder: str, token: str) -> str:
 def _grade(client, app, status, todo, run: Run, report, conf) -> float:
     """Hand the submissions out, ``per_worker`` per worker at a time; record each result as
     it comes. Returns the seconds from the first hand-out to the last result."""
-    root, pending, running = app.coursedir.root, list(todo), {}
+    pending, running = list(todo), {}
     progress = Progress(len(todo), app._out, conf.progress_every)
     started = time.monotonic()
 
     def hand_out(workers: int) -> None:
         while pending and len(running) < conf.per_worker * max(1, workers):
             assignment, student, here = pending.pop(0)
-            status.record(root, assignment, student, GRADING, "", here.timestamp, here.digest)
+            status.record(app.coursedir, assignment, student, GRADING, "", here.timestamp, here.digest)
             future = client.submit(grade_task, run, assignment, student, pure=False,
                                    key=("autograde", f"{assignment}/{student}", run.token))
             running[future] = (assignment, student, here, time.monotonic())
@@ -243,7 +243,7 @@ def _outcome(app, status, future, assignment, student, here) -> tuple[str, str, 
         result = future.result()
     except KilledWorker as err:
         reason = f"it stopped {err.allowed_failures + 1} grading workers"
-        status.record(app.coursedir.root, assignment, student, FAILED, reason, here.timestamp,
+        status.record(app.coursedir, assignment, student, FAILED, reason, here.timestamp,
                       here.digest)
         return FAILED, f"FAILED: {reason}", reason
     except WorkerUnfit as err:

@@ -55,7 +55,7 @@ def outcome(converter: RecordingAutograde, result: dict) -> dict:
 
 
 def failure_reason(err: BaseException | None) -> str:
-    """One line for the status file, the terminal and the export: the first known kind of
+    """One line for the grading status, the terminal and the export: the first known kind of
     failure along the exception's chain, else its type and message."""
     if err is None:
         return "autograde error: unknown (see autograde.log)"

@@ -8,8 +8,8 @@ in a process sets nbgrader up there (the course folder becomes the process's cur
 nbgrader's apps need: they read its nbgrader_config.py); later calls reuse it. It writes the
 gradebook and the autograded folder and returns nbgrader's ``capture_log`` result (``success``,
 ``log``, ``error``) with the failure's ``reason``, named here from the exception object
-(`failures.outcome`: it crosses the process boundary as text); the status file is the
-caller's (`AutogradeEach`).
+(`failures.outcome`: it crosses the process boundary as text); the grading status is
+recorded by the autograde steps and by the caller (`AutogradeEach`).
 """
 from __future__ import annotations
 

@@ -16,8 +16,9 @@ from .failures import failure_reason
 def grade_in_pool(app, status, todo, jobs, settings, report) -> None:
     """Grade whole submissions in ``jobs`` worker processes, each a long-lived copy of this
     app (`grading.grade_submission`; nbgrader's start-up paid once per worker, not per
-    student). This process alone writes the status file; the workers write the gradebook
-    (SQLite serialises them, and a submission that met a locked database is graded again)."""
+    student). The workers write the gradebook and their steps' grading status (SQLite serialises
+    them, and a submission that met a locked database is graded again); this process
+    marks each submission ``grading`` when it is handed out and records its outcome."""
     todo = list(todo)
     course = os.getcwd()
     pool = cf.ProcessPoolExecutor(max_workers=jobs, initializer=grading.worker_init,
@@ -29,7 +30,7 @@ def grade_in_pool(app, status, todo, jobs, settings, report) -> None:
         ``grading``, so a run killed half-way leaves at most ``jobs`` unfinished."""
         while todo and len(running) < jobs:
             assignment, student, here = todo.pop(0)
-            status.record(app.coursedir.root, assignment, student, GRADING, "",
+            status.record(app.coursedir, assignment, student, GRADING, "",
                           here.timestamp, here.digest)
             fut = pool.submit(grading.grade_submission, course, assignment, student,
                               settings)

@@ -2,7 +2,7 @@
 
 `check` looks at a collected submission before anything grades it: missing (recorded so), too
 large to read (failed before nbgrader parses it), or graded or failed before and unchanged since
-(skipped, nothing parsed: the status file's record names the content's digest, and the digest
+(skipped, nothing parsed: the grading status's record names the content's digest, and the digest
 of the autograded notebooks it saw written). `settle` records what grading it gave, with the
 reason nbgrader's exception named (`failures`), never one read from the log.
 """
@@ -22,17 +22,17 @@ from .failures import failure_reason
 def check(app, status, records, assignment: str, student: str):
     """``(outcome, None)`` when the submission needs no grading, else ``(None, submission)``;
     an outcome is (status, line to print, reason)."""
-    root, coursedir = app.coursedir.root, app.coursedir
+    coursedir = app.coursedir
     rec = records.get((assignment, student))
     limit = size_limit(app)
     vouched = rec.digest if rec is not None and rec.status in (GRADED, FAILED) else ""
     here = inspect_submission(coursedir, assignment, student, app._notebooks[assignment],
                               limit, vouched)
     if here.state == MISSING:
-        status.record(root, assignment, student, MISSING, here.reason, here.timestamp)
+        status.record(app.coursedir, assignment, student, MISSING, here.reason, here.timestamp)
         return (MISSING, f"missing: {here.reason}", here.reason), None
     if here.state == OVERSIZED:     # never handed to nbgrader, which would parse it whole
-        status.record(root, assignment, student, FAILED, here.reason, here.timestamp,
+        status.record(app.coursedir, assignment, student, FAILED, here.reason, here.timestamp,
                       here.digest)
         return (FAILED, f"FAILED: {here.reason}", here.reason), None
     if app.force or rec is None or not rec.about(here):
@@ -48,17 +48,16 @@ def check(app, status, records, assignment: str, student: str):
 def settle(app, status, assignment: str, student: str, here, result: dict):
     """Record what grading ``here`` gave (``result``: `failures.outcome`'s, or a worker's
     failure as ``{"success": False, "reason": ...}``); returns (status, line, reason)."""
-    root = app.coursedir.root
     if result.get("interrupted"):
         # Ctrl-C: stop the batch; this student stays "grading" and is graded again next run.
         raise KeyboardInterrupt
     if result["success"]:
         graded = digest(autograded_paths(app.coursedir, assignment, student, here.notebooks))
-        status.record(root, assignment, student, GRADED, "", here.timestamp, here.digest, graded)
+        status.record(app.coursedir, assignment, student, GRADED, "", here.timestamp, here.digest, graded)
         return GRADED, "graded", ""
     reason = here.reason if here.state != PRESENT else \
         result.get("reason") or failure_reason(None)
-    status.record(root, assignment, student, FAILED, reason, here.timestamp, here.digest)
+    status.record(app.coursedir, assignment, student, FAILED, reason, here.timestamp, here.digest)
     reason = safe.text(reason)
     return FAILED, f"FAILED: {reason}", reason
 

@@ -20,8 +20,10 @@ keeps that process small whatever the kernel sends:
   (``sandbox.submission_budget``): spent, it is stopped, the reason naming the exercise whose
   cell was running ("timed out in spy: ..."). ``watchdog.py`` reads all of it every tick.
 
-A limit hit fails the submission with `KernelLimitExceeded`, whose message nbgrader logs and
-``grader.instructor.autograde`` records as the reason; the rest of the batch is graded.
+A limit hit fails the submission with `KernelLimitExceeded`, whose message nbgrader logs; the
+reason of any failure here (a limit, a dead kernel, a timeout) goes into the gradebook's
+grading status (`grader.nbgrader_plugins.status`) whichever front end autogrades; the rest of
+the batch is graded.
 """
 from __future__ import annotations
 
@@ -54,6 +56,13 @@ class KernelLimitExceeded(RuntimeError):
     def __init__(self, reason: str):
         super().__init__(MARK + reason)
         self.reason = reason
+
+
+def _limit(reason: str, cause: BaseException | None) -> KernelLimitExceeded:
+    """``KernelLimitExceeded(reason) from cause``, to be raised once recorded."""
+    err = KernelLimitExceeded(reason)
+    err.__cause__ = cause
+    return err
 
 
 class BoundedExecute(Execute):
@@ -134,8 +143,16 @@ class BoundedExecute(Execute):
             for sockets in self._sockets:
                 shutil.rmtree(sockets, ignore_errors=True)
         if reason:
-            raise KernelLimitExceeded(reason) from error
+            error = _limit(reason, error)
         if error is not None:
+            # Recorded here, where every front end's autograde passes (nbgrader's CLI and API,
+            # the formgrader, make autograde): nbgrader only logs the error and goes on.
+            from ..instructor.failures import failure_reason
+            from ..nbgrader_plugins.status import FAILED, record_step
+            try:
+                record_step(self, resources, FAILED, failure_reason(error))
+            except Exception as unrecorded:     # nbgrader must still see the failure itself
+                self.log.warning("inside-vmap: the failure could not be recorded: %s", unrecorded)
             raise error
         return nb, resources
 

@@ -2,9 +2,11 @@
 
 Each class does one job through one of nbgrader's documented extension points:
 
-* `GradingStatus` (`status`): the course's record of what became of each submission, beside the
-  gradebook, and the one-autograde-per-gradebook lock (`lock`); `submission`: what a collected
-  folder holds, its size checked before anything parses it (`SubmissionSize`).
+* `GradingStatus` (`status`): the course's record of what became of each submission, a table in
+  the gradebook's database that every autograde writes (`RecordGrading`, `RecordGraded`: the
+  first and last autograde steps), and the one-autograde-per-gradebook lock (`lock`);
+  `submission`: what a collected folder holds, its size checked before anything parses it
+  (`SubmissionSize`).
 * `safe`: text a student influenced, made safe to show (terminal, logs, status, every export).
 * `StatusExportPlugin`, `CanvasExportPlugin`, `MoodleExportPlugin` (`export`):
   ``nbgrader export`` (``ExportApp.plugin_class``) with a truthful status per student and
@@ -45,6 +47,8 @@ from .status import (
     UNREADABLE,
     GradingStatus,
     Record,
+    RecordGraded,
+    RecordGrading,
 )
 from .submission import SubmissionSize, Submitted, autograded_complete, digest, inspect_submission
 
@@ -53,7 +57,7 @@ __all__ = [
     "NEEDS_MANUAL", "NO_NOTEBOOK", "NOT_AUTOGRADED", "NOTHING_SUBMITTED", "OVERRIDDEN", "STALE",
     "TIMED_OUT", "TOO_LARGE", "UNCHANGED", "UNREADABLE", "JUDGE_FLAG",
     "CanvasExportPlugin", "ClearHiddenTestsInFeedback", "DueDates", "GradingStatus",
-    "MoodleExportPlugin", "PercentPerDay", "Record", "Row", "SetDueDate", "StatusExportPlugin",
-    "SubmissionSize", "Submitted", "autograded_complete", "digest", "inspect_submission",
-    "record_due_dates",
+    "MoodleExportPlugin", "PercentPerDay", "Record", "RecordGraded", "RecordGrading", "Row",
+    "SetDueDate", "StatusExportPlugin", "SubmissionSize", "Submitted", "autograded_complete",
+    "digest", "inspect_submission", "record_due_dates",
 ]

@@ -69,7 +69,7 @@ class CourseExport(ExportPlugin):
 
     def rows(self, gradebook) -> list[Row]:
         coursedir = self._coursedir()
-        return rows(gradebook, coursedir, GradingStatus(parent=self).load(coursedir.root),
+        return rows(gradebook, coursedir, GradingStatus(parent=self).load(coursedir),
                     {str(a) for a in self.assignment}, {str(s) for s in self.student}, self)
 
     def path(self, name: str) -> str:

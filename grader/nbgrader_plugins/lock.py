@@ -1,6 +1,6 @@
 """One autograde per gradebook at a time: where the gradebook lives, the lock lives.
 
-* SQLite: ``fcntl.flock`` on a file beside the status file (the gradebook is one file on one
+* SQLite: ``fcntl.flock`` on a file in the course folder (the gradebook is one file on one
   machine; nbgrader's FAQ advises against SQLite for several graders).
 * PostgreSQL: a session-level advisory lock in the gradebook's database, so runs started from
   other machines or course folders take turns too. The lock belongs to one connection: a run

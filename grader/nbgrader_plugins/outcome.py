@@ -1,7 +1,7 @@
 """One truthful row per enrolled student and assignment, read from the gradebook and the folders.
 
 A status is never guessed from a score: ``failed`` and ``missing`` come from the folders and the
-status file (a failed submission is not a zero); a graded submission is ``needs manual
+grading status (a failed submission is not a zero); a graded submission is ``needs manual
 grading``, ``overridden``, ``blank`` or ``late`` when the gradebook says so, else ``graded``:
 
 * needs manual grading: a grade cell carries nbgrader's own flag (``Grade.needs_manual_grade``)
@@ -108,7 +108,7 @@ def identity(student) -> dict:
 
 def classify(gradebook, coursedir, assignment, student_id, notebooks, rec,
              max_bytes: int | None = None, dates: str = "") -> Row:
-    """The row of one submission: from the folders and the status file first (missing, failed),
+    """The row of one submission: from the folders and the grading status first (missing, failed),
     then from the gradebook (`graded_row`). What a record vouches for is not read again: a
     submission whose content it graded, an autograded notebook it saw written. ``dates``: what
     to flag about the submission's timestamp (`received.ReceivedTimes.note`)."""
@@ -143,7 +143,8 @@ def classify(gradebook, coursedir, assignment, student_id, notebooks, rec,
         graded = _graded_content(coursedir, name, student_id, here.notebooks, rec, earlier)
         if graded is None and autograded_complete(coursedir, name, student_id, here.notebooks,
                                                   max_bytes=max_bytes):
-            # Nothing the status file says applies (a plain `nbgrader autograde`): the graded
+            # The grading status cannot say (graded by nbgrader's CLI or the formgrader, whose
+            # record has no digest of the notebooks written; or no record at all): the graded
             # notebook is this submission's when collect dated both the same.
             graded = read_timestamp(coursedir.format_path(
                 coursedir.autograded_directory, student_id, name)) == here.timestamp
@@ -157,7 +158,7 @@ def classify(gradebook, coursedir, assignment, student_id, notebooks, rec,
 
 
 def _graded_content(coursedir, name, student_id, notebooks, rec, earlier) -> bool | None:
-    """Whether the autograded notebooks are of this submission, as far as the status file
+    """Whether the autograded notebooks are of this submission, as far as the grading status
     knows: True (graded from this content), False (from an earlier one), None (it cannot say:
     no record, or the autograded files changed since it was written)."""
     for known, verdict in ((rec, True), (earlier, False)):

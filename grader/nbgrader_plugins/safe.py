@@ -9,7 +9,7 @@ the spreadsheet that opens the CSV (OWASP, "CSV Injection").
 
 * `text`: one line, every control character shown as an escape (``\\x1b``, ``\\u202e``) instead
   of acting, trimmed and cut to a length: every value a student influenced (a reason, an id, a
-  name), wherever it goes (the status file, an export, the terminal).
+  name), wherever it goes (the grading status, an export, the terminal).
 * `line`: the same escaping of a whole line the course formats itself (a terminal line, one
   line of a log record), its indentation kept: what every sink applies last.
 * `cell`: `text`, then a leading ``=``, ``+``, ``-``, ``@``, tab or carriage return disarmed with

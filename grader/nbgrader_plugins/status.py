@@ -1,21 +1,27 @@
-"""What became of each submission: the statuses and reasons, and the course's status file.
+"""What became of each submission: the statuses and reasons, kept in the gradebook's database.
 
-`GradingStatus` is the course's record (graded, failed and why, missing), kept beside the gradebook
-in ``grading-status.json``; ``python -m grader.instructor autograde`` writes it, nbgrader never
-needs it. Each `Record` names the content it is about (the digest of the submitted notebooks),
-so a resubmission is told from the graded one by its content, never by its timestamp. Its
-`GradingStatus.exclusive` is the one-autograde-per-gradebook lock (`grader.nbgrader_plugins.lock`).
-What is in the folders is `grader.nbgrader_plugins.submission`'s.
+`GradingStatus` is the course's record (graded, failed and why, missing): a table of the course's
+own, `TABLE`, beside nbgrader's in the gradebook's database (``CourseDirectory.db_url``, SQLite or
+PostgreSQL), made with SQLAlchemy on an engine like nbgrader's. Every way of autograding writes
+it, because the autograde steps do (`RecordGrading`, `RecordGraded` and the course's
+``BoundedExecute``, whose failures it records): ``nbgrader autograde``, nbgrader's Python API
+(``NbGraderAPI.autograde``, the formgrader's Autograde button) and ``make autograde``, which adds
+the digest of what it saw written. Each `Record` names the content it is about (the digest of
+the submitted notebooks), so a resubmission is told from the graded one by its content, never by
+its timestamp. `GradingStatus.exclusive` is the one-autograde-per-gradebook lock
+(`grader.nbgrader_plugins.lock`). What is in the folders is `grader.nbgrader_plugins.submission`'s.
 """
 from __future__ import annotations
 
 import contextlib
 import datetime
-import json
 import os
-import tempfile
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 
+import sqlalchemy as sa
+from nbgrader.api import Gradebook
+from nbgrader.coursedir import CourseDirectory
+from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Unicode
 from traitlets.config import LoggingConfigurable
 
@@ -29,7 +35,7 @@ BLANK = "blank"                 # no answer cell changed since the release
 LATE = "late"                   # submitted after the due date; the penalty is applied
 FAILED = "failed"
 MISSING = "missing"
-GRADING = "grading"             # only in the status file: autograde started and has not finished
+GRADING = "grading"             # only in the record: autograde started and has not finished
 
 # Reasons, as written in the export's ``reason`` column.
 KERNEL_DIED = "kernel died"
@@ -38,74 +44,86 @@ UNREADABLE = "unreadable notebook"
 TOO_LARGE = "notebook too large"
 NOTHING_SUBMITTED = "nothing submitted"
 NO_NOTEBOOK = "no notebook in the submission"
-INTERRUPTED = "autograde was interrupted; run it again"
+INTERRUPTED = "autograde stopped before it finished (interrupted, or an error: see its log); " \
+    "run it again"
 NOT_AUTOGRADED = "no autograded notebook (autograde failed or has not run; see its log)"
 STALE = "not autograded since the latest submission"
 UNCHANGED = "no answer cell changed since the release"
 
+# The course's table in the gradebook's database: one row per course, assignment and student
+# (the key's lengths are nbgrader's own for these ids).
+TABLE = sa.Table(
+    "inside_vmap_grading_status", sa.MetaData(),
+    sa.Column("course_id", sa.String(128), primary_key=True),
+    sa.Column("assignment", sa.String(128), primary_key=True),
+    sa.Column("student", sa.String(128), primary_key=True),
+    sa.Column("status", sa.String(32), nullable=False),
+    sa.Column("reason", sa.Text, nullable=False),
+    sa.Column("timestamp", sa.Text),
+    sa.Column("at", sa.String(32), nullable=False),
+    sa.Column("digest", sa.String(64), nullable=False),
+    sa.Column("graded", sa.String(64), nullable=False),
+)
+
 
 @dataclass(frozen=True)
 class Record:
-    """What became of one submission, as the status file keeps it."""
+    """What became of one submission, as its row in `TABLE` keeps it."""
     status: str
     reason: str = ""
     timestamp: str | None = None        # the submission's timestamp.txt, as a string
     at: str = ""                        # when this was recorded (UTC, ISO 8601)
     digest: str = ""                    # of the submitted notebooks it is about (submission.digest)
-    graded: str = ""                    # graded: the digest of the autograded notebooks written
+    graded: str = ""                    # graded by make autograde: the digest of what it wrote
 
     def about(self, here) -> bool:
         """Whether this record is about the submission ``here`` (a `submission.Submitted`):
-        the same content; a record without a digest (an older one) goes by the timestamp."""
+        the same content; a record without a digest goes by the timestamp."""
         return self.digest == here.digest if self.digest else self.timestamp == here.timestamp
 
 
-class GradingStatus(LoggingConfigurable):
-    """The status file: one `Record` per (assignment, student), replaced atomically."""
-
-    path = Unicode(
-        "grading-status.json",
-        help="Where autograde records each submission's status (graded, failed and why, "
-             "missing); relative to CourseDirectory.root.").tag(config=True)
-
-    def file(self, root: str) -> str:
-        return os.path.join(root, self.path)
-
-    def load(self, root: str) -> dict[tuple[str, str], Record]:
+@contextlib.contextmanager
+def _engine(db_url: str):
+    """An engine on the gradebook's database, as nbgrader's ``Gradebook`` makes one, with the
+    course's table there (made on first use, beside nbgrader's)."""
+    engine = sa.create_engine(db_url, future=True)
+    try:
         try:
-            with open(self.file(root), encoding="utf-8") as fh:
-                raw = json.load(fh)
-            return {(a, s): Record(**rec) for a, by_student in raw["assignments"].items()
-                    for s, rec in by_student.items()}
-        except FileNotFoundError:
-            return {}
-        except (OSError, ValueError, TypeError, KeyError, AttributeError) as err:
-            self.log.warning("Ignoring unreadable status file %s: %s", self.file(root), err)
-            return {}
+            TABLE.create(engine, checkfirst=True)
+        except sa.exc.SQLAlchemyError:
+            if not sa.inspect(engine).has_table(TABLE.name):   # else another process made it
+                raise
+        yield engine
+    finally:
+        engine.dispose()
 
-    def record(self, root: str, assignment: str, student: str, status: str, reason: str = "",
+
+class GradingStatus(LoggingConfigurable):
+    """The records: one `Record` per (assignment, student) of a course, each written in one
+    transaction. ``coursedir`` is where they are: its ``db_url`` and ``course_id``."""
+
+    lock_file = Unicode("autograde.lock", help="The lock file that keeps a second autograde "
+                        "from grading into a SQLite gradebook at once; relative to "
+                        "CourseDirectory.root (a PostgreSQL gradebook is locked inside the "
+                        "database instead).").tag(config=True)
+
+    def load(self, coursedir) -> dict[tuple[str, str], Record]:
+        names = [f.name for f in fields(Record)]
+        with _engine(coursedir.db_url) as engine, engine.connect() as conn:
+            found = conn.execute(sa.select(TABLE).where(
+                TABLE.c.course_id == coursedir.course_id)).mappings().all()
+        return {(r["assignment"], r["student"]): Record(**{n: r[n] for n in names})
+                for r in found}
+
+    def record(self, coursedir, assignment: str, student: str, status: str, reason: str = "",
                timestamp: str | None = None, digest: str = "", graded: str = "") -> Record:
-        """Write one record (the reason made safe to show); the file is replaced in one step, so
-        a kill never leaves it torn."""
+        """Write one record (the reason made safe to show), replacing the one before."""
         at = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
         rec = Record(status, safe.text(reason), timestamp, at, digest, graded)
-        records = self.load(root)
-        records[(assignment, student)] = rec
-        raw: dict = {"assignments": {}}
-        for (a, s), r in sorted(records.items()):
-            raw["assignments"].setdefault(a, {})[s] = asdict(r)
-        target = self.file(root)
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target) or ".", prefix=".status-")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(raw, fh, indent=1, sort_keys=True)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, target)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        key = {"course_id": coursedir.course_id, "assignment": assignment, "student": student}
+        with _engine(coursedir.db_url) as engine, engine.begin() as conn:
+            conn.execute(TABLE.delete().where(*(TABLE.c[k] == v for k, v in key.items())))
+            conn.execute(TABLE.insert().values(**key, **asdict(rec)))
         return rec
 
     def exclusive(self, root: str, db_url: str = "", course_id: str = "", wait: bool = False,
@@ -116,4 +134,50 @@ class GradingStatus(LoggingConfigurable):
         who holds it) instead of failing with RuntimeError."""
         if lock.is_postgres(db_url):
             return lock.postgres_lock(db_url, f"inside-vmap autograde {course_id}", wait, say)
-        return lock.file_lock(self.file(root) + ".lock", wait, say)
+        return lock.file_lock(os.path.join(root, self.lock_file), wait, say)
+
+
+# ---- the autograde steps that write it, whichever front end runs autograde ------------------
+def _submission(step: NbGraderPreprocessor, resources):
+    """(coursedir, assignment, student, timestamp, digest) of the submission whose notebook is
+    being autograded, the digest as `submission.inspect_submission` computes it (nothing parsed
+    again); None outside a submission's autograde (a step run alone, the judge's warm-up)."""
+    from .submission import digest, read_timestamp
+    names = resources.get("nbgrader") or {}
+    if not all(names.get(k) for k in ("db_url", "assignment", "student")):
+        return None
+    coursedir = CourseDirectory(parent=step, db_url=names["db_url"])
+    assignment, student = names["assignment"], names["student"]
+    with Gradebook(names["db_url"], coursedir.course_id) as gb:
+        notebooks = [nb.name for nb in gb.find_assignment(assignment).notebooks]
+    folder = coursedir.format_path(coursedir.submitted_directory, student, assignment)
+    paths = [os.path.join(folder, n + ".ipynb") for n in notebooks]
+    return (coursedir, assignment, student, read_timestamp(folder),
+            digest(p for p in paths if os.path.isfile(p)))
+
+
+def record_step(step: NbGraderPreprocessor, resources, status: str, reason: str = "") -> None:
+    """Record ``status`` for the submission whose notebook ``step`` is autograding."""
+    found = _submission(step, resources)
+    if found is not None:
+        coursedir, assignment, student, timestamp, content = found
+        GradingStatus(parent=step).record(coursedir, assignment, student, status, reason,
+                                          timestamp, content)
+
+
+class RecordGrading(NbGraderPreprocessor):
+    """First of the sanitizing steps: the submission is being graded (a run that stops before
+    `RecordGraded` or a recorded failure leaves it so: the export says it did not finish)."""
+
+    def preprocess(self, nb, resources):
+        record_step(self, resources, GRADING)
+        return nb, resources
+
+
+class RecordGraded(NbGraderPreprocessor):
+    """Last of the autograde steps: the submission is graded (its notebooks' scores are in the
+    gradebook; a later notebook of the same submission that fails records that instead)."""
+
+    def preprocess(self, nb, resources):
+        record_step(self, resources, GRADED)
+        return nb, resources

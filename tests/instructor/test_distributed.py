@@ -1,5 +1,5 @@
 """Grading on a Dask cluster, the parts that need no cluster: which workers may grade a run and
-why not, what a task's end becomes in the status file, the warm cache a worker unpacks, the
+why not, what a task's end becomes in the grading status, the warm cache a worker unpacks, the
 per-submission lock, the progress line. The cluster itself: tests/pipeline/test_cluster.py."""
 import hashlib
 import io
@@ -114,7 +114,7 @@ def test_a_submission_that_stopped_its_workers_is_failed_saying_how_many(tmp_pat
     dead = KilledWorker("key", types.SimpleNamespace(address="tcp://w"), 3)
     got = D._outcome(app, status, Done(dead), "a1", "zed", here)
     assert got == (FAILED, "FAILED: it stopped 4 grading workers", "it stopped 4 grading workers")
-    assert records == [(str(tmp_path), "a1", "zed", FAILED, "it stopped 4 grading workers",
+    assert records == [(app.coursedir, "a1", "zed", FAILED, "it stopped 4 grading workers",
                         "2026-01-01", "d1")]
 
 

@@ -9,7 +9,7 @@ generate_feedback and the exports (the third red-team round, items 4 to 7).
 * A pasted copy of an answer cell costs at most that cell; a student's own cell mentioning the hidden-test
   delimiters fails nobody's feedback.
 * What a student chose (ids, grade ids with newlines and formulas, ANSI escapes, bidi overrides) reaches the
-  terminal, autograde.log, the status file and every export inert.
+  terminal, autograde.log, the grading status and every export inert.
 * A notebook over the size limit fails before anything parses it; a second run parses only what changed.
 """
 import csv
@@ -219,9 +219,7 @@ def test_what_students_chose_reaches_every_output_inert(term):
         with open(os.path.join(course, name), newline="") as fh:
             cells = [cell for row in csv.reader(fh) for cell in row]
         assert cells and all(inert_cell(cell) for cell in cells), name
-    with open(os.path.join(course, "grading-status.json")) as fh:
-        assert all(inert_line(rec["reason"]) for recs in json.load(fh)["assignments"].values()
-                   for rec in recs.values())
+    assert all(inert_line(rec.reason) for rec in C.grading_status(term["paths"]).values())
     rows = term["rows"]
     assert rows["evilid"]["status"] == "late" and "HYPERLINK" not in rows["evilid"]["reason"]
     for sid in HOSTILE_IDS:                     # graded as anyone, their ids shown as written, inert

@@ -1,14 +1,14 @@
 """The exports (grader.nbgrader_plugins.export, .outcome), on a gradebook and folders built here
 with nbgrader's own API: every status a submission can have, in the long, Canvas and Moodle files."""
 import csv
-import json
-import os
 import shutil
 
 import nbformat
 import pytest
+import sqlalchemy as sa
 from nbformat.v4 import new_code_cell, new_notebook
 from nbgrader.api import Gradebook
+from nbgrader.coursedir import CourseDirectory
 from traitlets.config import Config
 
 from grader.nbgrader_plugins import (
@@ -35,6 +35,7 @@ from grader.nbgrader_plugins import (
     StatusExportPlugin,
 )
 from grader.nbgrader_plugins.outcome import duration, manual_reason, overridden_reason
+from grader.nbgrader_plugins.status import TABLE
 
 pytestmark = pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")
 COURSE = "inside-vmap"
@@ -66,6 +67,20 @@ def gradebook(root):
                            email=f"{s}@example.org" if i % 2 else None,
                            lms_user_id=str(1000 + i) if i % 3 else None)
     return url
+
+
+def course(root):
+    """Where the course at root keeps its gradebook, and with it the grading status."""
+    return CourseDirectory(root=str(root), db_url="sqlite:///" + str(root / "gradebook.db"),
+                           course_id=COURSE)
+
+
+def forget(root, *which):
+    """Delete grading-status rows of the course at root (all, or those ``which`` selects)."""
+    engine = sa.create_engine(course(root).db_url)
+    with engine.begin() as conn:
+        conn.execute(TABLE.delete().where(*which))
+    engine.dispose()
 
 
 def grade(url, student, g1, g2, needs_manual=(), penalty=0.0, answered=True, timestamp=STAMP):
@@ -102,6 +117,7 @@ def export(root, plugin=StatusExportPlugin, **options):
     """Run an export plugin on the course at root; the files it wrote, read back."""
     cfg = Config()
     cfg.CourseDirectory.root = str(root)
+    cfg.CourseDirectory.course_id = COURSE
     p = plugin(config=cfg, **options)
     with Gradebook("sqlite:///" + str(root / "gradebook.db"), COURSE) as gb:
         p.export(gb)
@@ -121,14 +137,14 @@ def long_rows(root, **options):
 
 @pytest.fixture(scope="module")
 def term(root, gradebook):
-    """Every situation a submission can be in, with the status file autograde would write."""
-    status = GradingStatus()
+    """Every situation a submission can be in, with the grading status autograde would write."""
+    status, where = GradingStatus(), course(root)
     graded = ("graded", "manual", "flagged", "overridden", "blank", "late", "plain", "stale",
               "resubmitted")
     for s in graded:
         put(root, "submitted", s, new_notebook(), stamp=LATER if s == "late" else STAMP)
         put(root, "autograded", s, executed_nb(), stamp=LATER if s == "late" else STAMP)
-        status.record(str(root), "a1", s, GRADED, "", LATER if s == "late" else STAMP)
+        status.record(where, "a1", s, GRADED, "", LATER if s == "late" else STAMP)
     grade(gradebook, "graded", 3, 1)
     grade(gradebook, "manual", 3, None, needs_manual=("g2",))
     grade(gradebook, "plain", 2, 2)
@@ -152,7 +168,7 @@ def term(root, gradebook):
     # failed: the kernel died; nbgrader removed the autograded folder and left None scores
     put(root, "submitted", "died", new_notebook())
     grade(gradebook, "died", None, None)
-    status.record(str(root), "a1", "died", FAILED, KERNEL_DIED, STAMP)
+    status.record(where, "a1", "died", FAILED, KERNEL_DIED, STAMP)
     # a submitted folder without the notebook, and corrupt JSON
     put(root, "submitted", "empty")
     put(root, "submitted", "corrupt", raw='{"cells": [')
@@ -160,12 +176,9 @@ def term(root, gradebook):
     put(root, "submitted", "killed", new_notebook())
     put(root, "autograded", "killed", new_notebook())
     grade(gradebook, "killed", 3, None)
-    status.record(str(root), "a1", "killed", GRADING, "", STAMP)
+    status.record(where, "a1", "killed", GRADING, "", STAMP)
     # graded by a plain `nbgrader autograde`: no record at all
-    status_file = root / "grading-status.json"
-    raw = json.loads(status_file.read_text())
-    del raw["assignments"]["a1"]["plain"]
-    status_file.write_text(json.dumps(raw))
+    forget(root, TABLE.c.student == "plain")
     # a newer submission collected after grading (the record is about the old one)
     put(root, "submitted", "stale", new_notebook(), stamp=LATER)
     # resubmitted and graded again by plain nbgrader: autograded/ carries the new timestamp
@@ -208,9 +221,9 @@ def test_identity_columns_come_from_the_roster(term):
     assert (rows["graded"]["lms_user_id"], rows["graded"]["email"]) == ("", "")
 
 
-def test_without_a_status_file_failures_are_still_not_zeros(term, tmp_path):
+def test_without_a_grading_status_failures_are_still_not_zeros(term, tmp_path):
     shutil.copytree(term, tmp_path / "copy")
-    os.remove(tmp_path / "copy" / "grading-status.json")
+    forget(tmp_path / "copy")
     rows = long_rows(tmp_path / "copy")
     assert (rows["died"]["status"], rows["died"]["reason"], rows["died"]["score"]) == \
         (FAILED, NOT_AUTOGRADED, "")

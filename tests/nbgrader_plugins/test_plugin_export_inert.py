@@ -15,7 +15,7 @@ from grader.nbgrader_plugins import (
     StatusExportPlugin,
 )
 from tests.fixtures.hostile import HOSTILE, inert_cell
-from tests.nbgrader_plugins.test_plugin_export import COURSE, STAMP, executed_nb, export, put, read
+from tests.nbgrader_plugins.test_plugin_export import COURSE, STAMP, course, executed_nb, export, put, read
 
 pytestmark = pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")
 
@@ -38,11 +38,11 @@ def hostile_term(tmp_path_factory):
             gb.add_student(sid, first_name=text, last_name=text, email=text, lms_user_id=text)
         put(root, "submitted", sid, new_notebook())
         if i % 2:       # failed, with the reason the student's code made an exception say
-            status.record(str(root), "a1", sid, FAILED, "autograde error: KeyError: " + text,
+            status.record(course(root), "a1", sid, FAILED, "autograde error: KeyError: " + text,
                           STAMP)
             continue
         put(root, "autograded", sid, executed_nb())
-        status.record(str(root), "a1", sid, GRADED, "", STAMP)
+        status.record(course(root), "a1", sid, GRADED, "", STAMP)
         with Gradebook(url, COURSE) as gb:
             sub = gb.update_or_create_submission("a1", sid, timestamp=STAMP)
             sub.notebooks[0].grades[0].needs_manual_grade = True

@@ -1,37 +1,57 @@
-"""The status file and the one-autograde-per-gradebook lock (grader.nbgrader_plugins.status, .lock)."""
+"""The grading status in the gradebook's database and the one-autograde-per-gradebook lock
+(grader.nbgrader_plugins.status, .lock)."""
 import threading
 import time
 
 import pytest
-from traitlets.config import Config
+import sqlalchemy as sa
+from nbgrader.api import Gradebook
+from nbgrader.coursedir import CourseDirectory
 
 from grader.nbgrader_plugins import FAILED, GRADED, GRADING, TIMED_OUT, GradingStatus
 from grader.nbgrader_plugins.lock import is_postgres
+from grader.nbgrader_plugins.status import TABLE
 
 STAMP = "2026-01-05 10:00:00.000000 UTC"
 
 
-def test_status_records_replace_and_survive(tmp_path):
+def where(db_url, course_id="c"):
+    return CourseDirectory(db_url=db_url, course_id=course_id)
+
+
+def records_replace_and_survive(db_url):
+    """Records replace each other per (course, assignment, student), beside nbgrader's tables."""
+    with Gradebook(db_url, "c"):
+        pass                                    # nbgrader's tables first, as in a course
     status = GradingStatus()
-    status.record(str(tmp_path), "a1", "s", GRADING, "", STAMP)
-    status.record(str(tmp_path), "a1", "s", FAILED, TIMED_OUT, STAMP)
-    (rec,) = status.load(str(tmp_path)).values()
-    assert (rec.status, rec.reason, rec.timestamp) == (FAILED, TIMED_OUT, STAMP)
-    assert [p.name for p in tmp_path.iterdir()] == ["grading-status.json"]   # no temp files
+    status.record(where(db_url), "a1", "s", GRADING, "", STAMP, "d1")
+    status.record(where(db_url), "a1", "s", FAILED, TIMED_OUT, STAMP, "d1")
+    status.record(where(db_url, "other"), "a1", "s", GRADED)
+    (rec,) = GradingStatus().load(where(db_url)).values()     # a fresh reader: it is stored
+    assert (rec.status, rec.reason, rec.timestamp, rec.digest) == (FAILED, TIMED_OUT, STAMP, "d1")
+    assert GradingStatus().load(where(db_url, "other"))[("a1", "s")].status == GRADED
+    engine = sa.create_engine(db_url)
+    tables = set(sa.inspect(engine).get_table_names())
+    engine.dispose()
+    assert TABLE.name in tables and {"grade", "submitted_assignment"} <= tables
+    with Gradebook(db_url, "c") as gb:          # nbgrader still opens it as its own
+        assert [a.name for a in gb.assignments] == []
 
 
-@pytest.mark.parametrize("text", ["{not json", "[]", '{"assignments": {"a1": {"s": {"x": 1}}}}'])
-def test_an_unreadable_status_file_is_ignored(tmp_path, text):
-    (tmp_path / "grading-status.json").write_text(text)
-    assert GradingStatus().load(str(tmp_path)) == {}
+def test_status_records_in_a_sqlite_gradebook(tmp_path):
+    records_replace_and_survive("sqlite:///" + str(tmp_path / "gradebook.db"))
+    assert [p.name for p in tmp_path.iterdir()] == ["gradebook.db"]    # no file beside it
 
 
-def test_the_status_file_is_configurable(tmp_path):
-    cfg = Config()
-    cfg.GradingStatus.path = "status/here.json"
-    (tmp_path / "status").mkdir()
-    GradingStatus(config=cfg).record(str(tmp_path), "a1", "s", GRADED)
-    assert (tmp_path / "status" / "here.json").exists()
+def test_status_records_in_a_postgres_gradebook(postgres_url):
+    records_replace_and_survive(postgres_url)
+
+
+def test_a_reason_is_made_safe_to_show(tmp_path):
+    url = "sqlite:///" + str(tmp_path / "gradebook.db")
+    GradingStatus().record(where(url), "a1", "s", FAILED, "bad\x1b[2Jcell\n" + "x" * 5000)
+    reason = GradingStatus().load(where(url))[("a1", "s")].reason
+    assert "\x1b" not in reason and "\n" not in reason and len(reason) < 5000
 
 
 # ---- the lock -----------------------------------------------------------------------------
@@ -61,7 +81,7 @@ def test_a_second_autograde_on_a_sqlite_gradebook_waits(tmp_path):
     status = GradingStatus()
     lock = lambda say: status.exclusive(str(tmp_path), "sqlite:///x.db", "c", True, say)  # noqa
     told = second_run_waits(lock, lock)
-    assert "pid" in told and "grading-status.json.lock" in told
+    assert "pid" in told and "autograde.lock" in told
 
 
 def test_without_waiting_a_second_autograde_is_refused(tmp_path):

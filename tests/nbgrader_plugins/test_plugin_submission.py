@@ -142,18 +142,18 @@ def course(tmp_path):
 
 
 def graded(root, student, nb, stamp=STAMP):
-    """A submission autograde graded, as it leaves the folders and the status file."""
+    """A submission autograde graded, as it leaves the folders and the grading status."""
     cd = coursedir(root)
     put(root, "submitted", student, nb, stamp)
     put(root, "autograded", student, executed(), stamp)
     here = inspect_submission(cd, "a1", student, ["nb"], 10**6)
-    GradingStatus().record(str(root), "a1", student, GRADED, "", here.timestamp, here.digest,
+    GradingStatus().record(cd, "a1", student, GRADED, "", here.timestamp, here.digest,
                            digest(autograded_paths(cd, "a1", student, ["nb"])))
 
 
 def rows(root, url):
     with Gradebook(url, "c") as gb:
-        found = outcome.rows(gb, coursedir(root), GradingStatus().load(str(root)))
+        found = outcome.rows(gb, coursedir(root), GradingStatus().load(coursedir(root)))
     return {r.student_id: (r.status, r.reason) for r in found}
 
 

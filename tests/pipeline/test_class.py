@@ -136,8 +136,8 @@ def test_one_bad_submission_never_stops_the_batch(term):
     assert "slowest: " in printed and "To connect another client" not in printed
 
 
-def test_the_status_file_records_every_submission(course, term):
-    records = GradingStatus().load(course.course)
+def test_the_grading_status_records_every_submission(course, term):
+    records = C.grading_status(course)
     assert {s for (a, s), r in records.items() if r.status == FAILED} == {"dev", "eve", "finn"}
     assert not [k for k, r in records.items() if r.status == GRADING]
 
@@ -169,10 +169,15 @@ def page_text(path):
         return html.unescape(re.sub(r"<[^>]+>", "", fh.read()))
 
 
-def test_students_receive_feedback_for_every_graded_submission(course, term):
+def test_students_receive_feedback_for_every_submission(course, term):
     for row in term["rows"]:
         files = feedback_files(course, row["student_id"], row["assignment"])
-        assert bool(files) == (row["status"] in (GRADED, BLANK)), row
+        assert bool(files) == (row["status"] in (GRADED, BLANK, FAILED)), row
+        if row["status"] == FAILED:     # a kernel that died, a timeout, an unreadable notebook
+            (path,) = files
+            text = page_text(path)
+            assert "could not be graded" in text and row["reason"] in text, text
+            assert "submit again" in text and "Traceback" not in text, text
 
 
 def test_feedback_teaches_without_leaking_hidden_tests(course, term):
@@ -200,13 +205,13 @@ def test_the_judge_is_warmed_once_on_solutions_that_pass_their_hidden_cases(term
 
 def test_rerunning_autograde_is_idempotent(course, term):
     before = scores(os.path.join(course.course, "gradebook.db"))
-    status_before = GradingStatus().load(course.course)
+    status_before = C.grading_status(course)
     printed = C.autograde(course, TIMEOUT)
     progress = [line for line in printed.splitlines() if line.lstrip().startswith("[")]
     assert progress and all("unchanged" in p or "missing:" in p for p in progress), printed
     assert "instructor's solutions" not in printed          # nothing to grade, nothing to warm
     assert scores(os.path.join(course.course, "gradebook.db")) == before
-    after = GradingStatus().load(course.course)
+    after = C.grading_status(course)
     assert {k: (r.status, r.reason) for k, r in after.items()} == \
         {k: (r.status, r.reason) for k, r in status_before.items()}
 
@@ -231,11 +236,10 @@ def test_a_killed_autograde_loses_nothing(course, term, killable):
                              f"--Execute.timeout={TIMEOUT}"], cwd=killable.course, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
-    status = GradingStatus()
     try:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and proc.poll() is None:
-            done = [r for r in status.load(killable.course).values() if r.status == GRADED]
+            done = [r for r in C.grading_status(killable).values() if r.status == GRADED]
             if done:
                 break
             time.sleep(0.2)

@@ -50,11 +50,11 @@ def test_assign_collect_autograde_feedback_export(course):
     first = C.assignments(course.exercises)[0]
     make(course, "assign")
     assert os.path.isdir(os.path.join(course.exchange, C.COURSE_ID, "outbound", first))
-    C.enrol(course, [C.Student("ben", C.BLANK), C.Student("hana", C.NEVER)])
-    C.submit_all(course, [C.Student("ben", C.BLANK, False)])
+    C.enrol(course, [C.Student("ben", C.BLANK), C.Student("dev", C.DIES), C.Student("hana", C.NEVER)])
+    C.submit_all(course, [C.Student("ben", C.BLANK, False), C.Student("dev", C.DIES, False)])
     deleted = submit_without_a_grade_cell(course, "ivy", first)
     out = make(course, "collect", "autograde", "feedback", "export")
-    assert "[1/2]" in out and "ben" in out and "blank 0/" in out
+    assert "[1/3]" in out and "ben" in out and "blank 0/" in out
     assert "Exchange.root" not in out                # no warning: the exchange is in the config
     assert f"wrote {os.path.join(course.course, 'grades.csv')}" in out
     # OverwriteCells.add_missing_cells: the deleted grade cell is put back and graded (0 here),
@@ -63,11 +63,16 @@ def test_assign_collect_autograde_feedback_export(course):
         grades = {g.name: g for g in gb.find_submission(first, "ivy").notebooks[0].grades}
         assert (grades[deleted].auto_score, grades[deleted].needs_manual_grade) == (0, False)
     assert os.path.isfile(os.path.join(course.course, "feedback", "ben", first, first + ".html"))
-    assert os.listdir(os.path.join(course.exchange, C.COURSE_ID, "feedback"))
+    # dev's kernel died: a page saying so and what to do, released with ben's and ivy's
+    with open(os.path.join(course.course, "feedback", "dev", first, first + ".html"), encoding="utf-8") as fh:
+        page = fh.read()
+    assert "stopped the grading kernel" in page and "fresh kernel" in page and "Traceback" not in page
+    assert len(os.listdir(os.path.join(course.exchange, C.COURSE_ID, "feedback"))) == 3
     with open(os.path.join(course.course, "grades.csv"), newline="") as fh:
         rows = {r["student_id"]: r for r in csv.DictReader(fh)}
     assert (rows["ben"]["score"], rows["ben"]["status"]) == ("0", "blank")
     assert (rows["hana"]["score"], rows["hana"]["status"]) == ("", "missing")
+    assert (rows["dev"]["score"], rows["dev"]["status"], rows["dev"]["reason"]) == ("", "failed", "kernel died")
     # its answers are the release's, untouched: blank, whatever became of the grade cell
     assert (rows["ivy"]["score"], rows["ivy"]["status"]) == ("0", "blank")
 
