@@ -4,9 +4,9 @@ An answer that calls JAX's own implementation of what the exercise asks, or the 
 that compute it, has not solved the exercise; one that hides what it calls, or changes code it
 does not own (the checks' observers, JAX), cannot be read. All go to an instructor (needs manual
 grading, with the reason), never to full marks or a silent zero. This reads the code as text
-(Python's ``ast``) in the trusted process; the judge's child adds what it sees happen
-(`grader.judge.box.child`). Comments, docstrings and messages that only mention a name are prose,
-not code, and never count.
+(Python's ``ast``; whose each name is, by Python's scoping rules: `grader.judge.scopes`) in the
+trusted process; the judge's child adds what it sees happen (`grader.judge.box.child`).
+Comments, docstrings and messages that only mention a name are prose, not code, and never count.
 """
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import ast
 import re
 
 from ..exercise import Delegation
+from . import scopes
 from .vocabulary import (
     COURSE_PACKAGE,
     DYNAMIC_ATTRS,
@@ -58,7 +59,7 @@ def _read(source: str, rules: Delegation, indices=None, answers=()) -> list[str]
     except (RecursionError, MemoryError):   # the parser's own stack: too deep to parse
         return [TOO_DEEP]
     try:
-        owned = _owned_names(tree)      # what the cell owns, from the whole cell
+        owned = scopes.owned_names(tree)    # what the cell owns, from the whole cell
         if indices is not None:
             tree = ast.Module(body=[tree.body[i] for i in indices], type_ignores=[])
         return _Reader(rules, owned, set(answers)).read(tree)
@@ -66,121 +67,11 @@ def _read(source: str, rules: Delegation, indices=None, answers=()) -> list[str]
         return [TOO_DEEP]
 
 
-def _owned_names(tree) -> set[str]:
-    """Names the cell binds itself (defs, classes, assignments, loop and function arguments),
-    as opposed to names it imports or finds in the set-up: those belong to someone else."""
-    owned = set()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            owned.add(node.name)
-        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            owned.add(node.id)
-        elif isinstance(node, ast.arg):
-            owned.add(node.arg)
-        elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
-            owned.add(node.name)
-        elif isinstance(node, ast.MatchMapping) and node.rest:
-            owned.add(node.rest)
-    imported = {(a.asname or a.name).split(".")[0] for n in ast.walk(tree)
-                if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
-    owned -= imported
-    # A name bound to someone else's object (``m = L1.kit.observe``) is an alias, not owned.
-    aliases = [(n.targets[0].id, _root(n.value)) for n in ast.walk(tree)
-               if isinstance(n, ast.Assign) and len(n.targets) == 1
-               and isinstance(n.targets[0], ast.Name) and _root(n.value)]
-    changed = True
-    while changed:
-        changed = False
-        for name, root in aliases:
-            if name in owned and root not in owned:
-                owned.discard(name)
-                changed = True
-    return owned
-
-
-_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, *_COMPREHENSIONS)
-
-
-def _locals(scope) -> set[str]:
-    """The names Python makes local to a function (or comprehension) ``scope``: its arguments
-    and what its own body binds, less what it declares ``global``/``nonlocal``. Inside it such a
-    name can only be that local (or an UnboundLocalError), never a module's or JAX's object: a
-    local ``jacobian = ...`` is the student's own. Names of ``def``/``class`` statements are not
-    plain data and stay read (``def _std_basis(...)``, a transcribed JAX helper)."""
-    found, declared = set(), set()
-    args = getattr(scope, "args", None)
-    if args is not None:
-        found |= {a.arg for a in ast.walk(args) if isinstance(a, ast.arg)}
-    # (a copy: the walk below pops from it, and the body is the tree's own list)
-    todo = [g.target for g in scope.generators] if isinstance(scope, _COMPREHENSIONS) else \
-        list(_body(scope))
-    while todo:
-        node = todo.pop()
-        if isinstance(node, (ast.Global, ast.Nonlocal)):
-            declared |= set(node.names)
-        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            found.add(node.id)
-        elif isinstance(node, ast.ExceptHandler) and node.name:
-            found.add(node.name)
-        if isinstance(node, _SCOPES + (ast.ClassDef,)):
-            continue                  # a nested scope binds for itself
-        todo.extend(ast.iter_child_nodes(node))
-    return found - declared
-
-
-def _split(scope) -> tuple[list, list]:
-    """A scope's nodes Python evaluates outside it (decorators, defaults, annotations, a
-    comprehension's first iterable) and those it runs inside it."""
-    if isinstance(scope, _COMPREHENSIONS):
-        first, *rest = scope.generators
-        elts = [scope.key, scope.value] if isinstance(scope, ast.DictComp) else [scope.elt]
-        return [first.iter], [first.target, *first.ifs, *rest, *elts]
-    args = scope.args
-    outside = [*args.defaults, *(d for d in args.kw_defaults if d is not None)]
-    if not isinstance(scope, ast.Lambda):
-        outside += [*scope.decorator_list, *(a.annotation for a in ast.walk(args)
-                                             if isinstance(a, ast.arg) and a.annotation)]
-        outside += [scope.returns] if scope.returns else []
-    return outside, _body(scope)
-
-
-def _body(scope) -> list:
-    """A function's statements, or a lambda's one expression."""
-    return scope.body if isinstance(scope.body, list) else [scope.body]
-
-
-def _root(expr) -> str | None:
-    """The name an attribute chain (``a.b[c].d``, ``getattr(a, "b")``) starts from, or None for
-    anything else (a call's result, a literal)."""
-    while True:
-        if isinstance(expr, (ast.Attribute, ast.Subscript)):
-            expr = expr.value
-        elif _is_getattr(expr) and expr.args:
-            expr = expr.args[0]               # what getattr reads is its object's
-        else:
-            return expr.id if isinstance(expr, ast.Name) else None
-
-
-def _is_getattr(expr) -> bool:
-    return (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name)
-            and expr.func.id in DYNAMIC_ATTRS)
-
-
-def _literal_name(call) -> str | None:
-    """The attribute a ``getattr(x, "name"[, default])`` call reads, or None when computed."""
-    name = call.args[1] if len(call.args) > 1 else None
-    if (isinstance(name, ast.Constant) and isinstance(name.value, str)
-            and not any(isinstance(a, ast.Starred) for a in call.args) and not call.keywords):
-        return name.value
-    return None
-
-
 class _Reader(ast.NodeVisitor):
     def __init__(self, rules: Delegation, owned: set[str], mine: set[str] = frozenset()):
         # ``mine``: the exercises' answer names, the student's own wherever used; a function's
-        # locals (`_locals`) are the student's inside that function. Using one is not using JAX's
-        # or the course's object.
+        # locals (`scopes.local_names`) are the student's inside that function. Using one is not
+        # using JAX's or the course's object.
         self.rules, self.owned, self.mine, self.found = rules, owned, mine, []
         # A string that *is* the name (or a dotted path ending in it) reaches the object, as in
         # getattr(module, "name"); a sentence that mentions it does not.
@@ -201,12 +92,12 @@ class _Reader(ast.NodeVisitor):
             self.found.append(reason)
 
     def generic_visit(self, node):
-        if not isinstance(node, _SCOPES):
+        if not isinstance(node, scopes.SCOPES):
             return super().generic_visit(node)
-        outside, inside = _split(node)
+        outside, inside = scopes.split(node)
         for child in outside:          # evaluated where the scope is written, not in it
             self.visit(child)
-        self._scopes.append(_locals(node))
+        self._scopes.append(scopes.local_names(node))
         try:
             for child in inside:
                 self.visit(child)
@@ -231,7 +122,7 @@ class _Reader(ast.NodeVisitor):
 
     def _not_owned(self, expr) -> bool:
         """Someone else's object: rooted in an imported or set-up name, or a call's result."""
-        root = _root(expr)
+        root = scopes.root(expr)
         return root is None or root not in self.owned
 
     def _check_target(self, target) -> None:
@@ -330,8 +221,8 @@ class _Reader(ast.NodeVisitor):
 
     def visit_Call(self, node):
         func = node.func
-        if _is_getattr(node):
-            name = _literal_name(node)
+        if scopes.is_getattr(node):
+            name = scopes.literal_name(node)
             if name is not None:
                 self._plain.add(id(func))
                 if name in HIDING_MODULES | TRACING_ATTRS:

@@ -12,6 +12,7 @@ import dataclasses
 import re
 
 from ..feedback import Result
+from . import cellmeta
 
 UNDEFINED = re.compile(r"NameError: name '([A-Za-z_][A-Za-z_0-9]*)' is not defined")
 HINT = ("`{name}` is defined in a cell of your own ({where}), which grading does not run: the "
@@ -24,7 +25,7 @@ def elsewhere(nb, run: set[str], defines) -> dict[str, str]:
     the cells the child runs) define; ``defines(source)`` reads one cell (the plan's reader)."""
     found: dict[str, str] = {}
     for number, cell in enumerate(nb["cells"], start=1):
-        gid = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+        gid = cellmeta.grade_id(cell)
         if cell.get("cell_type") != "code" or (gid is not None and gid in run):
             continue
         source = cell.get("source", "")

@@ -24,7 +24,7 @@ import time
 import warnings
 
 from . import sandbox, watch
-from .box import zygote
+from .box import rebox, zygote
 
 START_S = 120.0            # for the zygote to import JAX and the kits, on a loaded machine
 REPLY_S = 10.0             # for it to answer a fork
@@ -36,7 +36,7 @@ class ZygoteFailed(RuntimeError):
 
 def _box(tmpfs_mb: int, binds: list[str]) -> list[str]:
     """A zygote's box with nothing writable left in it but ``binds``' writable folders (which
-    each kernel covers but for its own, ``zygote._keep_only``), since every child of the
+    each kernel covers but for its own, ``rebox.keep_only``), since every child of the
     zygote shares it: its root (bubblewrap's tmpfs), /tmp, /dev/shm and the tmpfs over a hidden
     copy of the course read-only (each child gets a fresh /tmp and /dev/shm), and an empty
     folder to build them in."""
@@ -44,7 +44,7 @@ def _box(tmpfs_mb: int, binds: list[str]) -> list[str]:
     # Run by root, its children map uid 0 into their user namespaces: that takes CAP_SETFCAP.
     # They drop it with every other capability (and take the seccomp filter) before any cell.
     box = sandbox.bwrap_prefix(tmpfs_mb=tmpfs_mb, keep_caps=("CAP_SETFCAP",))
-    return box + binds + sandbox.sealed(["--dir", zygote.STAGE] +
+    return box + binds + sandbox.sealed(["--dir", rebox.STAGE] +
                                         [x for path in ro for x in ("--remount-ro", path)])
 
 
@@ -364,7 +364,7 @@ def kernel(connection: dict, cwd: str, extra: list[str], env: dict, tmpfs_mb: in
 
     The zygote's box binds, read-only, the folder above every submission's folder (``cwd``'s
     grandparent: nbgrader's ``autograded/``), and, writable, the folder of every kernel's socket
-    folder; each kernel keeps only its own of both (``zygote._keep_only``)."""
+    folder; each kernel keeps only its own of both (``rebox.keep_only``)."""
     if connection.get("transport") != "ipc":      # over TCP the box keeps the network: its own
         return None
     if not confine.get("cgroup"):    # only a cgroup ends all it starts (it has no pid namespace)

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from nbformat.v4 import new_output
 from nbgrader.preprocessors import NbGraderPreprocessor
+from nbgrader.utils import is_grade, is_solution
 from traitlets import Bool, Enum, Float, Int, Unicode
 
-from . import decide, runner, sandbox
+from . import cellmeta, decide, runner, sandbox
 
 _L = sandbox.Limits          # the one source of every judge child's default limit
 
@@ -72,7 +73,7 @@ class JudgeExercises(NbGraderPreprocessor):
             nb, resources.get("nbgrader", {}), self.template(resources.get("nbgrader", {})),
             sandbox.submission_budget(resources, self.budget_seconds))
         for cell in nb.cells:
-            grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+            grade_id = cellmeta.grade_id(cell)
             if grade_id in verdicts:
                 cell.outputs = _outputs(verdicts[grade_id], self.verdict_kb * 2 ** 10)
                 # SaveAutoGrades scores what the metadata says: make it say what was released.
@@ -184,9 +185,8 @@ def _answer_before(nb) -> dict[str, str]:
     """Each grade cell's nearest answer cell above it (where a formgrader comment belongs)."""
     out, last = {}, None
     for cell in nb.cells:
-        m = cell.metadata.get("nbgrader", {})
-        if m.get("solution") and not m.get("grade"):
-            last = m.get("grade_id")
-        elif m.get("grade") and last:
-            out[m["grade_id"]] = last
+        if is_solution(cell) and not is_grade(cell):
+            last = cellmeta.grade_id(cell)
+        elif is_grade(cell) and last:
+            out[cellmeta.grade_id(cell)] = last
     return out

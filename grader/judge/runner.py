@@ -15,10 +15,11 @@ import zlib
 from dataclasses import dataclass, field
 
 import numpy as np
+from nbgrader.utils import is_grade, is_locked, is_solution
 
 from .. import lessons
 from ..feedback import Result
-from . import decide, delegation, elsewhere, reach, sandbox, session
+from . import cellmeta, decide, delegation, elsewhere, reach, sandbox, session
 
 MAX_REASON = decide.MAX_REASON
 
@@ -36,16 +37,16 @@ class Template:
         """A notebook the instructor wrote (warm-up, tests): its own metadata is the truth."""
         setup, answers, graded, points = {}, set(), [], {}
         for cell in nb["cells"]:
-            m = _meta(cell)
-            if "grade_id" not in m:
+            gid = cellmeta.grade_id(cell)
+            if gid is None:
                 continue
-            if m.get("grade"):
-                graded.append(m["grade_id"])
-                points[m["grade_id"]] = float(m.get("points", 0))
-            elif m.get("solution") and cell["cell_type"] == "code":
-                answers.add(m["grade_id"])
-            elif m.get("locked") and cell["cell_type"] == "code":
-                setup[m["grade_id"]] = cell["source"]
+            if is_grade(cell):
+                graded.append(gid)
+                points[gid] = cellmeta.points(cell)
+            elif is_solution(cell) and cell["cell_type"] == "code":
+                answers.add(gid)
+            elif is_locked(cell) and cell["cell_type"] == "code":
+                setup[gid] = cell["source"]
         return cls(setup, frozenset(answers), tuple(graded), points)
 
     @classmethod
@@ -58,10 +59,6 @@ class Template:
         setup = {c.name: c.source for c in nb.source_cells if c.cell_type == "code" and c.locked
                  and c.name not in graded and c.name not in answers}
         return cls(setup, frozenset(answers), tuple(sorted(graded)), points)
-
-
-def _meta(cell) -> dict:
-    return cell.get("metadata", {}).get("nbgrader", {})
 
 
 @dataclass(frozen=True)
@@ -97,7 +94,7 @@ def _cells(nb, template: Template, graded) -> tuple[list[dict], dict]:
     """The cells the child runs, and each grade cell's answer cells above it."""
     cells, seen, before, pending = [], set(), {}, []
     for cell in nb["cells"]:
-        name = _meta(cell).get("grade_id")
+        name = cellmeta.grade_id(cell)
         if name in seen:
             continue                          # a duplicated id counts once
         if name in template.setup:

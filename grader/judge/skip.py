@@ -12,8 +12,10 @@ disabled (``JudgeExercises.enabled=False``) nothing is skipped.
 from __future__ import annotations
 
 from nbgrader.preprocessors import NbGraderPreprocessor
+from nbgrader.utils import is_grade
 
 from ..lessons import exercises
+from . import cellmeta
 
 TAG = "skip-execution"
 
@@ -29,12 +31,11 @@ class SkipJudgedCells(NbGraderPreprocessor):
         known = exercises()
         skipped = []
         for cell in nb.cells:
-            m = cell.metadata.get("nbgrader", {})
-            if cell.cell_type == "code" and m.get("grade") and m.get("grade_id") in known:
+            if cell.cell_type == "code" and is_grade(cell) and cellmeta.grade_id(cell) in known:
                 tags = cell.metadata.setdefault("tags", [])
                 if TAG not in tags:
                     tags.append(TAG)
-                    skipped.append(m["grade_id"])
+                    skipped.append(cellmeta.grade_id(cell))
         resources.setdefault("inside_vmap", {})["skipped"] = skipped
         return nb, resources
 
@@ -43,7 +44,7 @@ class UnskipJudgedCells(NbGraderPreprocessor):
     def preprocess(self, nb, resources):
         skipped = set(resources.get("inside_vmap", {}).get("skipped", ()))
         for cell in nb.cells:
-            if cell.metadata.get("nbgrader", {}).get("grade_id") in skipped:
+            if cellmeta.grade_id(cell) in skipped:
                 tags = [t for t in cell.metadata.get("tags", []) if t != TAG]
                 if tags:
                     cell.metadata["tags"] = tags

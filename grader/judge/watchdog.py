@@ -8,7 +8,9 @@ import threading
 import time
 from typing import TYPE_CHECKING
 
-from . import quota, watch
+from nbgrader.utils import is_grade, is_solution
+
+from . import cellmeta, quota, watch
 from .channels import BoundedKernelClient
 
 if TYPE_CHECKING:                 # execute imports this module
@@ -20,11 +22,10 @@ def exercise_of_cells(nb) -> dict[int, str]:
     cells above it (what a time limit hit while they run is said to be "in")."""
     found, pending = {}, []
     for index, cell in enumerate(nb.cells):
-        meta = cell.get("metadata", {}).get("nbgrader", {})
-        if meta.get("grade") and meta.get("grade_id"):
-            found.update({i: meta["grade_id"] for i in pending + [index]})
+        if is_grade(cell) and cellmeta.grade_id(cell):
+            found.update({i: cellmeta.grade_id(cell) for i in pending + [index]})
             pending = []
-        elif meta.get("solution"):
+        elif is_solution(cell):
             pending.append(index)
     return found
 

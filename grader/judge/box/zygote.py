@@ -4,22 +4,10 @@ A judge child, and a grading kernel, spend most of their start importing JAX. Th
 zygote) pays that once per grading process and role (``argv[2]``: ``judge``, the default, or
 ``kernel``) and forks each child from the imported state, before any XLA backend exists (the
 backend, its threads and its compilations belong to the child). Each child is then boxed again,
-from the inside, before it reads a byte of student code:
-
-* its own user, mount, pid, IPC, network and UTS namespaces, so a judge child is pid 1 of a pid
-  namespace that dies with it (nothing it starts outlives it), and sees no earlier child's
-  anything. A kernel keeps the zygote's pid namespace (ipykernel reads its own children from
-  /proc, which is the zygote's; threads cannot start in a new one): it is forked only into a
-  cgroup, which holds and then kills all it starts, and it can name its zygote, which checks
-  before each fork that nothing it passes on (rlimits, nice, CPUs) was changed;
-* a fresh, size-limited /tmp and /dev/shm (what the zygote's box bound under /tmp is bound into
-  the new /tmp again, read-only as before); the zygote's own /tmp and /dev/shm are read-only, so
-  nothing is left there for a later child to find even if one is uncovered;
-* no capabilities (those the new user namespace gave it are dropped), no new privileges, and the
-  system-call filter of every box (``seccomp.py``: no namespace or mount of its own);
-* the rlimits the trusted process sends, its answer pipe as fd 3, every other fd closed;
-* a kernel also sees, of the folders its zygote's box binds for every kernel (the submissions'
-  and the sockets'), only its own (``keep``): the rest is covered by an empty read-only tmpfs.
+from the inside, before it reads a byte of student code (`rebox.py`: namespaces of its own, a
+fresh /tmp, only its own folders, no capabilities; then `seccomp.py`'s filter and the rlimits the
+trusted process sends, through `confine.py`), with its answer pipe as fd 3 and every other fd
+closed.
 
 The trusted side (``forked.py``) moves the child into its cgroup before it lets it go on: the
 child waits for one byte on its stdin first. The zygote itself runs no student code, reads no
@@ -33,7 +21,6 @@ connection (its HMAC key among it) also goes straight to its stdin, after the by
 """
 from __future__ import annotations
 
-import ctypes
 import fcntl
 import json
 import os
@@ -41,109 +28,11 @@ import socket
 import sys
 import traceback
 
-from . import confine, seccomp
+from . import confine, rebox, seccomp
 
 READY = "ready"
 SETUP_FAILED = 71                 # a forked child's exit status when its own set-up failed
-STAGE = "/inside-vmap-stage"      # an empty folder of the zygote's box: where the new /tmp is built
 ANSWER_FD = 3
-_MS_NOSUID, _MS_NODEV, _MS_RDONLY, _MS_REMOUNT = 2, 4, 1, 32
-_MS_BIND, _MS_MOVE, _MS_REC = 4096, 8192, 16384
-_PR_SET_DUMPABLE, _PR_CAPBSET_DROP, _PR_SET_NO_NEW_PRIVS = 4, 24, 38
-_libc = ctypes.CDLL(None, use_errno=True)
-
-
-def _check(ret: int, what: str) -> None:
-    if ret != 0:
-        err = ctypes.get_errno()
-        raise OSError(err, f"{what}: {os.strerror(err)}")
-
-
-def _mount(source: str, target: str, fstype: str | None, flags: int, data: str | None = None):
-    _check(_libc.mount(source.encode(), target.encode(), fstype.encode() if fstype else None,
-                       ctypes.c_ulong(flags), data.encode() if data else None),
-           f"mount {source} on {target}")
-
-
-def _mounts_under(top: str) -> list[str]:
-    """Mount points strictly below ``top``, outermost first (each with what is mounted below it,
-    bound recursively, so only the outermost are listed)."""
-    points = []
-    with open("/proc/self/mountinfo") as fh:
-        for line in fh:
-            point = line.split()[4].encode().decode("unicode_escape")
-            if point.startswith(top + "/"):
-                points.append(point)
-    return [p for p in points if not any(p.startswith(q + "/") for q in points if q != p)]
-
-
-def _keep_only(keep: list) -> None:
-    """Cover each ``[root, path, writable]``'s root with an empty read-only tmpfs holding only
-    its kept paths, bound back where they were (read-only unless writable): a kernel's zygote
-    binds every kernel's submission and socket folders, each kernel sees its own."""
-    if not keep:
-        return
-    _mount("tmpfs", STAGE, "tmpfs", _MS_NOSUID | _MS_NODEV, "size=65536,mode=0700")
-    held = []
-    for i, (_root, path, writable) in enumerate(keep):
-        spot = os.path.join(STAGE, str(i))
-        os.mkdir(spot)
-        _mount(path, spot, None, _MS_BIND | _MS_REC)
-        if not writable:
-            _mount("none", spot, None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | _MS_NOSUID | _MS_NODEV)
-        held.append((path, spot))
-    roots = sorted({r for r, _, _ in keep}, key=len)
-    roots = [r for r in roots if not any(r.startswith(q + "/") for q in roots if q != r)]
-    for root in roots:                               # outermost only: they cover the inner
-        _mount("tmpfs", root, "tmpfs", _MS_NOSUID | _MS_NODEV, "size=65536,mode=0755")
-    for path, spot in held:
-        os.makedirs(path, exist_ok=True)
-        _mount(spot, path, None, _MS_MOVE)
-    for root in roots:
-        _mount("none", root, None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | _MS_NOSUID | _MS_NODEV)
-    _check(_libc.umount2(STAGE.encode(), 0), f"umount {STAGE}")
-
-
-def _fresh_tmp(tmpfs_mb: int) -> None:
-    """A new /tmp and /dev/shm for this child alone, with the zygote's binds under /tmp kept."""
-    size = f"size={tmpfs_mb * 2 ** 20},mode=1777"
-    _mount("tmpfs", "/dev/shm", "tmpfs", _MS_NOSUID | _MS_NODEV, size)
-    binds = list(dict.fromkeys(_mounts_under("/tmp")))   # a covered root is listed twice
-    _mount("tmpfs", STAGE, "tmpfs", _MS_NOSUID | _MS_NODEV, size)
-    for point in binds:
-        target = STAGE + point[len("/tmp"):]
-        os.makedirs(target, exist_ok=True)
-        _mount(point, target, None, _MS_BIND | _MS_REC)
-        _mount("none", target, None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | _MS_NOSUID | _MS_NODEV)
-    _mount(STAGE, "/tmp", None, _MS_MOVE)
-    os.chdir("/tmp")                                 # the box's working folder, the new one
-
-
-def _namespaces(pid: bool) -> None:
-    uid, gid = os.getuid(), os.getgid()
-    os.unshare(os.CLONE_NEWUSER | os.CLONE_NEWNS | (os.CLONE_NEWPID if pid else 0) |
-               os.CLONE_NEWIPC | os.CLONE_NEWNET | os.CLONE_NEWUTS)
-    for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"),
-                       ("gid_map", f"{gid} {gid} 1")):
-        with open(f"/proc/self/{name}", "w") as fh:
-            fh.write(text)
-
-
-def _drop_privileges() -> None:
-    """No capability left in any set, none to gain by exec."""
-    _check(_libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
-    for cap in range(64):
-        if _libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0) != 0:
-            break                                    # past the last capability this kernel has
-
-    class Header(ctypes.Structure):
-        _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
-
-    class Data(ctypes.Structure):
-        _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32),
-                    ("inheritable", ctypes.c_uint32)]
-    header, data = Header(0x20080522, 0), (Data * 2)()
-    _check(_libc.capset(ctypes.byref(header), data), "capset")
 
 
 def _exit_code(status: int) -> int:
@@ -167,13 +56,13 @@ def _child(fds: list[int], spec: dict, role: str) -> None:
     # reads its children from it), and its threads could not start in a new one. Its cgroup
     # (a kernel is forked only into one) holds all it starts, and is killed when it ends.
     judge = role == "judge"
-    _namespaces(pid=judge)
-    _keep_only(spec.get("keep", []))
-    _fresh_tmp(spec["tmpfs_mb"])
+    rebox.namespaces(pid=judge)
+    rebox.keep_only(spec.get("keep", []))
+    rebox.fresh_tmp(spec["tmpfs_mb"])
     pid = os.fork() if judge else 0
     if pid:      # stays behind to pass on the exit status, holding the pipes open till then
         os._exit(_exit_code(os.waitpid(pid, 0)[1]))  # (their end is the trusted side's "done")
-    _drop_privileges()
+    rebox.drop_privileges()
     seccomp.install()                                # no namespace or mount of its own from here
     confine.apply({"rlimits": spec.get("rlimits", {})})
     try:
@@ -215,7 +104,7 @@ def _kernel(spec: dict) -> None:
     os.setsid()                  # a process group of its own: kill(0) reaches no zygote
     # Readable by its owner, as a launched kernel is (the zygote is not): the trusted side
     # counts the files it holds open with no name (quota.unlinked).
-    _libc.prctl(_PR_SET_DUMPABLE, 1, 0, 0, 0)
+    rebox.dumpable(True)
     os.chdir(spec["cwd"])
     sys.path[0] = spec["cwd"]
     os.environ.pop("OPENBLAS_NUM_THREADS", None)     # the zygote's, not the kernel's
@@ -325,7 +214,7 @@ def main() -> None:
     sock = socket.socket(fileno=int(sys.argv[1]))
     role = sys.argv[2] if len(sys.argv) > 2 else "judge"
     try:
-        _libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)    # no child may read or trace this process
+        rebox.dumpable(False)                        # no child may read or trace this process
         from . import child
         child._forget_editable_installs()
         if role not in _ROLES:
