@@ -290,6 +290,119 @@ def test_find_python_says_in_one_line_what_to_install(tmp_path):
     assert "install Python 3.12 or 3.13" in out.stdout
 
 
+# ---- bin/nbgrader: which set a command sets up -----------------------------------------------------------------------
+STUDENT_COMMANDS = [["validate", "x.ipynb"], ["list"], ["fetch_assignment", "01-the-rule-per-primitive"],
+                    ["submit", "01-the-rule-per-primitive"], ["fetch_feedback", "01-the-rule-per-primitive"]]
+INSTRUCTOR_COMMANDS = [["db", "student", "list"], ["autograde", "01-the-rule-per-primitive"], ["export"],
+                       ["generate_assignment", "01-the-rule-per-primitive"]]
+
+
+def bin_nbgrader_in(tmp_path, stamps):
+    """A copy of bin/nbgrader in a tree of its own whose .venv holds ``stamps`` and a python that only says how it
+    was called, with a `make` first on PATH that only says how it was called: what the script would set up, and
+    nothing installed."""
+    repo = tmp_path / "repo"
+    (repo / "bin").mkdir(parents=True)
+    (repo / ".venv" / "bin").mkdir(parents=True)
+    (repo / "bin" / "nbgrader").write_bytes((ROOT / "bin" / "nbgrader").read_bytes())
+    (repo / "bin" / "nbgrader").chmod(0o755)
+    (repo / "nbgrader_config.py").write_text("")
+    for stamp in stamps:
+        (repo / ".venv" / stamp).touch()
+    fakes = tmp_path / "fakes"
+    fakes.mkdir()
+    for path, name in ((fakes / "make", "make"), (repo / ".venv" / "bin" / "python", "python")):
+        path.write_text(f'#!/bin/sh\necho "{name} $*" >&2\n')
+        path.chmod(0o755)
+
+    def call(*args):
+        out = run([str(repo / "bin" / "nbgrader"), *args], cwd=repo, env={"PATH": f"{fakes}:/usr/bin:/bin"})
+        assert out.returncode == 0, out.stderr
+        return [line.split(None, 1) for line in out.stderr.splitlines()], str(repo)
+    return call
+
+
+@pytest.mark.parametrize("args", STUDENT_COMMANDS + INSTRUCTOR_COMMANDS, ids=lambda a: a[0])
+def test_bin_nbgrader_sets_up_the_student_set_for_a_student_s_command_and_the_full_one_otherwise(tmp_path, args):
+    call = bin_nbgrader_in(tmp_path, stamps=[])
+    target = "setup" if args in STUDENT_COMMANDS else "setup-all"
+    lines, repo = call(*args)
+    assert lines == [["make", f"-s -C {repo} {target}"], ["python", "-m grader.instructor nbgrader " + " ".join(args)]]
+
+
+@pytest.mark.parametrize("args", STUDENT_COMMANDS + INSTRUCTOR_COMMANDS, ids=lambda a: a[0])
+def test_bin_nbgrader_after_make_setup_adds_the_instructor_s_tools_only_for_an_instructor_s_command(tmp_path, args):
+    call = bin_nbgrader_in(tmp_path, stamps=[".installed"])      # `make setup` (or `make lab`) ran
+    lines, repo = call(*args)
+    made = [line for line in lines if line[0] == "make"]
+    assert made == ([] if args in STUDENT_COMMANDS else [["make", f"-s -C {repo} setup-all"]])
+
+
+def instructor_only():
+    """The distributions in requirements/lock.txt that lock-student.txt lacks, and their top-level modules."""
+    from importlib.metadata import packages_distributions
+
+    def names(lock):
+        return {re.split(r"[=<>\[ ;]", line)[0].lower().replace("_", "-")
+                for line in (ROOT / "requirements" / lock).read_text().splitlines() if line[:1].isalnum()}
+    extra = names("lock.txt") - names("lock-student.txt")
+    return extra, {top for top, dists in packages_distributions().items()
+                   if top.isidentifier() and any(d.lower().replace("_", "-") in extra for d in dists)}
+
+
+@pytest.mark.slow
+def test_a_student_s_commands_run_with_the_instructor_s_packages_absent(tmp_path):
+    """`bin/nbgrader validate` and `list` from the top level, as the README has students type them, in processes
+    (nbgrader's and the kernel's) where every package only the instructor's set has cannot be imported, as in a
+    student's .venv: an optional import falls back (jupyter_client's msgpack), a needed one fails the command."""
+    dists, hidden = instructor_only()
+    assert {"dask", "distributed", "psycopg2", "playwright", "pytest"} <= hidden, hidden
+    site = tmp_path / "site"
+    site.mkdir()
+    # every finder behind one that finds nothing of those: importlib.util.find_spec says None, an import fails,
+    # importlib.metadata knows no such distribution
+    (site / "sitecustomize.py").write_text(
+        "import sys\n"
+        f"HIDDEN, DISTS = {hidden!r}, {dists!r}\n"
+        "class Hide:\n"
+        "    def __init__(self, finders):\n"
+        "        self.finders = finders\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.partition('.')[0] in HIDDEN:\n"
+        "            return None\n"
+        "        for finder in self.finders:\n"
+        "            spec = finder.find_spec(name, path, target) if hasattr(finder, 'find_spec') else None\n"
+        "            if spec is not None:\n"
+        "                return spec\n"
+        "    def find_distributions(self, *args, **kwargs):\n"
+        "        for finder in self.finders:\n"
+        "            for dist in getattr(finder, 'find_distributions', lambda *a, **k: ())(*args, **kwargs):\n"
+        "                if (dist.metadata['Name'] or '').lower().replace('_', '-') not in DISTS:\n"
+        "                    yield dist\n"
+        "    def invalidate_caches(self):\n"
+        "        for finder in self.finders:\n"
+        "            getattr(finder, 'invalidate_caches', lambda: None)()\n"
+        "sys.meta_path[:] = [Hide(list(sys.meta_path))]\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
+    env.update(PATH="/usr/bin:/bin", PYTHONPATH=str(site), INSIDE_VMAP_EXCHANGE=str(tmp_path / "exchange"))
+    (tmp_path / "exchange").mkdir()
+    python = str(ROOT / ".venv" / "bin" / "python")
+    hides = run([python, "-c", "import dask"], env=env)
+    assert "No module named 'dask'" in hides.stderr, hides.stderr      # the hiding works
+    notebook = tmp_path / "mine.ipynb"
+    run([python, "-c", "import nbformat, sys; nb = nbformat.v4.new_notebook(); "
+         "nb.cells = [nbformat.v4.new_code_cell('import jax; x = jax.numpy.ones(2)')]; nbformat.write(nb, sys.argv[1])",
+         str(notebook)], check=True)
+    said = {}
+    for args in (["validate", str(notebook)], ["list"]):
+        out = run([str(ROOT / "bin" / "nbgrader"), *args], cwd=ROOT, env=env, timeout=300)
+        said[args[0]] = out.stdout + out.stderr
+        assert out.returncode == 0 and "Traceback" not in said[args[0]], said[args[0]]
+        assert "No module named" not in said[args[0]], said[args[0]]
+    assert "Success! Your notebook passes all the tests." in said["validate"], said["validate"]
+    assert "Released assignments:" in said["list"], said["list"]
+
+
 def test_test_modules_outside_packages_have_unique_names():
     """pytest's default import mode imports a test folder without __init__.py by the file's bare name, so two
     such files called alike stop the whole run at collection (CI once failed so)."""

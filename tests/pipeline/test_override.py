@@ -1,20 +1,26 @@
-"""A grader's manual grade survives a forced regrade (issue 29): autograded, overridden as the
-formgrader does it, then `make autograde NBGRADER_ARGS="--force --student=ID"`; the gradebook, the
-export's status and reason and the Canvas file must all say the human's grade stands.
+"""A grader's manual grade survives a forced regrade (issue 29), each step through the path an
+instructor takes: `make autograde`, the score typed into the formgrader (its page's REST call, PUT
+/formgrader/api/grade/ID), then `make autograde ASSIGNMENT=... NBGRADER_ARGS="--force
+--student=ID"` and `make export` (long and Canvas). The gradebook, the export's status and reason,
+the Canvas file, autograde's own line and the formgrader's API must all say the human's grade
+stands.
 
 nbgrader's `SaveAutoGrades` marks every cell that has a manual score as needing manual grading
 again when it scores it anew (for a review), and keeps the manual score, which the cell's score
 is; the judge's `FlagForManualGrading` does the same for a cell it flags. Neither may turn the
 export's "overridden" into "needs manual grading" or empty the student's Canvas cell.
 
-One throw-away course with the first assignment: "wrong" solves its first two exercises (the
-third, stack2_rule, scores 0 and is overridden to 2 of 3); "flagged" solves all four but names
-JAX's reducer_batcher in the moments answer, so the judge sends moments_rule to a human, who
-grades it 3 of 3.
+One throw-away course with the first assignment, served by a Jupyter server at its top level as
+`make lab` serves the repository (the formgrader stays open through the regrade, as a grader's
+does): "wrong" solves its first two exercises (the third, stack2_rule, scores 0 and is overridden
+to 2 of 3); "flagged" solves all four but names JAX's reducer_batcher in the moments answer, so
+the judge sends moments_rule to a human, who grades it 3 of 3.
 """
 import csv
+import json
 import os
 import shutil
+import subprocess
 
 import nbformat
 import pytest
@@ -22,8 +28,10 @@ from nbgrader.api import Gradebook
 
 from grader.instructor import classroom as C
 from grader.nbgrader_plugins import NEEDS_MANUAL, OVERRIDDEN
+from tests.fixtures.servers import course_server, start_server
 
-pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")]
+pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning"),
+              pytest.mark.skipif(shutil.which("make") is None, reason="no make")]
 
 FIRST = "01-the-rule-per-primitive"
 TIMEOUT = 30
@@ -52,6 +60,7 @@ def course(tmp_path_factory):
     shutil.copytree(os.path.join(C.ROOT, "exercises", FIRST), only / FIRST,
                     ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
     course = C.build_course(str(work / "term"), exercises=str(only))
+    shutil.copy(os.path.join(C.ROOT, "nbgrader_config.py"), course.work)   # as `make lab` finds it
     C.assign(course)
     for student, nb in (("wrong", submission(course, C.PARTIAL)),
                         ("flagged", submission(course, C.FULL, flag=True))):
@@ -62,22 +71,62 @@ def course(tmp_path_factory):
     return course
 
 
-def db(course):
-    return "sqlite:///" + os.path.join(course.course, "gradebook.db")
+@pytest.fixture(scope="module")
+def formgrader(course, tmp_path_factory):
+    """A Jupyter server at the course copy's top level, up for the whole module."""
+    command, popen = course_server(course.work)
+    server = start_server(command, tmp_path_factory.mktemp("formgrader") / "server.log", **popen)
+    yield server
+    server.stop()
 
 
-def set_manual(course, student, cell, score):
-    """What the formgrader's grade API does when a grader types a score (nbgrader 0.9.6,
-    server_extensions/formgrader/apihandlers.py GradeHandler.put)."""
-    with Gradebook(db(course), C.COURSE_ID) as gb:
-        grade = gb.find_grade(cell, FIRST, FIRST, student)
-        grade.manual_score = score
-        grade.needs_manual_grade = grade.manual_score is None and grade.auto_score is None
-        gb.db.commit()
+def make(course, *args):
+    """The repository's Makefile on the course copy (-o: never rebuild the venv from a test)."""
+    cmd = ["make", "--no-print-directory", "-C", C.ROOT, "-o", ".venv/.installed", "-o",
+           ".venv/.installed-all", *args, f"COURSE={course.course}", f"ASSIGNMENT={FIRST}"]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MAKE")}
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return proc.stdout + proc.stderr
+
+
+def autograde(course, *nbgrader_args):
+    return make(course, "autograde",
+                "NBGRADER_ARGS=" + " ".join([f"--Execute.timeout={TIMEOUT}", *nbgrader_args]))
+
+
+def grade_by_hand(formgrader, student, cell, score):
+    """What the formgrader's page does when a grader types a score: its grades come from GET
+    /formgrader/api/grades?submission_id=NOTEBOOK, and the grade box saves the whole grade back
+    with the new manual_score (Backbone's ``model.save``: PUT /formgrader/api/grade/ID, nbgrader
+    0.9.6's GradeHandler.put). Returns the grade as the server answered the PUT."""
+    (notebook,) = formgrader.get_json(
+        f"/formgrader/api/student_notebook_submissions/{student}/{FIRST}")
+    grade = formgrader_grade(formgrader, notebook["id"], cell)
+    code, body = formgrader.put_json(f"/formgrader/api/grade/{grade['id']}",
+                                     dict(grade, manual_score=score))
+    assert code == 200, body
+    return json.loads(body)
+
+
+def formgrader_grade(formgrader, notebook_id, cell):
+    (grade,) = [g for g in formgrader.get_json(f"/formgrader/api/grades?submission_id={notebook_id}")
+                if g["name"] == cell]
+    return grade
+
+
+def formgrader_view(formgrader, student, cell):
+    """The submission's score and the cell's grade, as the formgrader's API serves them."""
+    submission = formgrader.get_json(f"/formgrader/api/submission/{FIRST}/{student}")
+    (notebook,) = formgrader.get_json(
+        f"/formgrader/api/student_notebook_submissions/{student}/{FIRST}")
+    grade = formgrader_grade(formgrader, notebook["id"], cell)
+    return (submission["score"], submission["max_score"], grade["auto_score"],
+            grade["manual_score"])
 
 
 def cell_of(course, student, cell):
-    with Gradebook(db(course), C.COURSE_ID) as gb:
+    with Gradebook("sqlite:///" + os.path.join(course.course, "gradebook.db"), C.COURSE_ID) as gb:
         g = gb.find_grade(cell, FIRST, FIRST, student)
         return g.auto_score, g.manual_score, g.score, g.needs_manual_grade
 
@@ -85,8 +134,10 @@ def cell_of(course, student, cell):
 def exported(course):
     """``({student: long row}, {student: Canvas cell})`` from `make export` and `make export
     FORMAT=canvas`."""
-    rows = {r["student_id"]: r for r in C.export(course)}
-    C.nbgrader(["export", "--exporter=grader.nbgrader_plugins.CanvasExportPlugin"], course.course)
+    make(course, "export")
+    make(course, "export", "FORMAT=canvas")
+    with open(os.path.join(course.course, "grades.csv"), newline="", encoding="utf-8") as fh:
+        rows = {r["student_id"]: r for r in csv.DictReader(fh)}
     with open(os.path.join(course.course, "grades-canvas.csv"), newline="",
               encoding="utf-8") as fh:
         head, _points, *body = list(csv.reader(fh))
@@ -95,28 +146,31 @@ def exported(course):
 
 
 @pytest.fixture(scope="module")
-def overridden(course):
-    """Autograded, then the two cells graded by hand; the export before any regrade."""
-    C.autograde(course, TIMEOUT)
+def overridden(course, formgrader):
+    """Autograded, then the two cells graded by hand in the formgrader; the export before any
+    regrade."""
+    autograde(course)
     first = {s: cell_of(course, s, c) for s, c in (("wrong", "stack2_rule"),
                                                     ("flagged", "moments_rule"))}
-    set_manual(course, "wrong", "stack2_rule", 2.0)
-    set_manual(course, "flagged", "moments_rule", 3.0)
-    return first, exported(course)
+    saved = {"wrong": grade_by_hand(formgrader, "wrong", "stack2_rule", 2.0),
+             "flagged": grade_by_hand(formgrader, "flagged", "moments_rule", 3.0)}
+    return first, saved, exported(course)
 
 
 @pytest.fixture(scope="module")
 def regraded(course, overridden):
     """Each student regraded on their own, as the issue did it."""
-    printed = {s: C.autograde(course, TIMEOUT, extra=["--force", f"--student={s}"])
-               for s in ("wrong", "flagged")}
+    printed = {s: autograde(course, "--force", f"--student={s}") for s in ("wrong", "flagged")}
     return printed, exported(course)
 
 
 def test_the_first_grading_is_what_the_override_corrects(overridden):
-    first, (rows, canvas) = overridden
+    first, saved, (rows, canvas) = overridden
     assert first["wrong"] == (0.0, None, 0.0, False)
     assert first["flagged"] == (None, None, 0.0, True)
+    # the formgrader took the grades: a manual score, no longer needing a grader
+    assert [(saved[s]["manual_score"], saved[s]["needs_manual_grade"]) for s in saved] == \
+        [(2.0, False), (3.0, False)]
     assert (rows["wrong"]["status"], rows["wrong"]["score"], canvas["wrong"]) == \
         (OVERRIDDEN, "8", "8")                  # spy 3 + moments 3 + the grader's 2
     assert (rows["flagged"]["status"], rows["flagged"]["score"], canvas["flagged"]) == \
@@ -147,6 +201,13 @@ def test_the_export_says_overridden_with_a_true_reason(regraded):
 def test_the_canvas_cell_carries_the_manual_grade(regraded):
     _, (_, canvas) = regraded
     assert canvas == {"wrong": "8", "flagged": "13"}
+
+
+def test_the_formgrader_shows_the_same(formgrader, regraded):
+    # what a grader reopening the formgrader after the regrade sees: the submission's score
+    # counts the manual grade, the cell keeps the automatic one beside it
+    assert formgrader_view(formgrader, "wrong", "stack2_rule") == (8.0, 13.0, 0.0, 2.0)
+    assert formgrader_view(formgrader, "flagged", "moments_rule") == (13.0, 13.0, None, 3.0)
 
 
 def test_autogrades_own_line_says_the_same(regraded):

@@ -16,7 +16,6 @@ import glob
 import json
 import os
 import shutil
-import sys
 
 import nbformat
 import pytest
@@ -24,6 +23,7 @@ from nbgrader.coursedir import CourseDirectory
 
 from grader.instructor import classroom as C
 from grader.nbgrader_plugins import FAILED, GRADED, KERNEL_DIED, GradingStatus
+from tests.fixtures.servers import course_server
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")]
 
@@ -70,18 +70,8 @@ def status(course):
 
 
 def formgrader(serve, course):
-    bindir = os.path.dirname(sys.executable)
-    env = dict(os.environ, PATH=bindir + os.pathsep + os.environ.get("PATH", ""),
-               JUPYTER_PREFER_ENV_PATH="1")
-
-    def command(port, token):
-        cmd = [os.path.join(bindir, "jupyter"), "server", "--no-browser",
-               "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
-               "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
-               f"--ServerApp.root_dir={course.work}"]
-        return cmd + (["--ServerApp.allow_root=True"] if os.getuid() == 0 else [])
-
-    return serve(command, cwd=course.work, env=env)
+    command, popen = course_server(course.work)
+    return serve(command, **popen)
 
 
 @pytest.fixture(scope="module")
