@@ -11,7 +11,10 @@ HIDING_CALLS = frozenset({"exec", "eval", "compile", "__import__", "globals", "l
                           "runctx", "runeval", "get_type_hints", "dictConfig", "BaseConfigurator",
                           "_resolve",
                           # a Formatter subclass's format_field gets the object "{0.name}" names
-                          "Formatter", "format_field", "convert_field", "get_value", "vformat"})
+                          "Formatter", "format_field", "convert_field", "get_value", "vformat",
+                          # an interactive console compiles and runs the string it is given
+                          "runsource", "runcode", "InteractiveConsole", "InteractiveInterpreter",
+                          "InteractiveColoredConsole"})
 DYNAMIC_ATTRS = frozenset({"getattr"})
 HIDING_ATTRS = frozenset({
     "__dict__", "__globals__", "__code__", "__closure__", "__builtins__", "__subclasses__",
@@ -36,6 +39,6 @@ READING_MODULES = frozenset({"vars", "__dict__"})
 HIDING_MODULES = frozenset({"importlib", "ctypes", "gc", "inspect", "marshal", "pickle",
                             "builtins", "runpy", "code", "codeop", "dill", "cloudpickle",
                             "pkgutil", "mock", "pydoc",
-                            "timeit", "doctest", "cProfile", "profile", "pdb", "bdb"})
+                            "timeit", "doctest", "cProfile", "profile", "pdb", "bdb", "_pyrepl"})
 COURSE_PACKAGE = "grader"
 TOO_DEEP = "its code is nested too deeply to read (an expression or block thousands of levels deep)"

@@ -325,6 +325,9 @@ def test_calling_ones_own_answer_is_a_self_test_not_a_delegation():
                          "    return _F().get_field('0.' + 'jac' + 'rev', (jax,), {})[0](f)(x)\n"),
     ("l4_vmap_jacobian", "from string import Formatter as _B\nimport jax\nclass _F(_B):\n"
                          "    pass\n"),
+    # a console that compiles and runs the string it is given (round 7)
+    ("l4_vmap_jacobian", "import jax\nfrom _pyrepl.console import InteractiveColoredConsole as _C\n"
+                         "_C({}).runsource('pass', jax.__file__, 'single')\n"),
 ])
 def test_the_red_teams_readings_are_flagged_by_the_exercises_own_rules(grade_id, source):
     from grader import lessons

@@ -229,11 +229,16 @@ OUTSIDE_CODE = [
     # check compares bytecode exactly), then made a function
     "import jax\n_c = jax.jacrev.__code__\n_p = _c.replace(co_code=_c.co_code + bytes([9, 0]))\n",
     "def _h(x):\n    return x\n_g = type(_h)(_h.__code__, {})\n",
+    # a console compiling a string under JAX's file name (round 7: _pyrepl's console, 3.13),
+    # and the same claim made by compile itself
+    "import code, jax\ncode.InteractiveConsole({}).runsource('_x = 1', jax.__file__)\n",
+    "import jax\n_c = compile('_x = 1', jax.__file__, 'exec')\n",
 ]
 
 
 @pytest.mark.parametrize("code", OUTSIDE_CODE, ids=["own-module", "timeit-string", "eval",
-                                                    "padded-code", "new-function"])
+                                                    "padded-code", "new-function", "console",
+                                                    "claimed-file"])
 def test_code_from_outside_the_cells_and_the_packages_makes_the_exercise_tampered(code):
     got = run_child(request(L2, ["l2_where_it_lands"], {"where_it_lands": code + EMPTY_LANDS}))
     assert tamper.OUTSIDE in got["l2_where_it_lands"]["tampered"]

@@ -83,7 +83,8 @@ class Guard:
         self.wires, self.out, self.before, self.seen = wires, out, tamper.take(), set()
         # ``grader`` here is the kit tree's (`_forget_editable_installs`): its code is known.
         self.outside = outside.Outside(os.path.dirname(wire.__file__),
-                                       lambda: out.send("tampered", what=[outside.OUTSIDE]))
+                                       lambda: out.send("tampered", what=[outside.OUTSIDE]),
+                                       compiles_cells=run_cells.__code__)
 
     def check(self) -> None:
         found = set(tamper.changes(self.before, tamper.take()) + self.wires.broken() +

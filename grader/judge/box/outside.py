@@ -1,12 +1,16 @@
 """Code that runs from neither the cells nor the installed packages: a module an answer wrote to
 /tmp and imported, a string compiled by a helper the reading (`grader.judge.delegation`) does not
-know, a function built at run time from a copy of another's code (a copy of a watched JAX
-function, padded so that it no longer compares equal, is not the function the watch knows).
-Nothing of it was read before it ran, so the child reports it the moment it happens, with an
-audit hook (PEP 578): Python raises ``exec`` before any code object runs, ``code.__new__`` and
-``function.__new__`` when one is built (``code.replace``, ``types.FunctionType``), and
-``marshal.loads`` when one is read from bytes; and a hook cannot be removed. (Reported at once:
-what then runs could change anything held here.)
+know (a console's ``runsource``, ``timeit``), a function built at run time from a copy of another's
+code (a copy of a watched JAX function, padded so that it no longer compares equal, is not the
+function the watch knows). Nothing of it was read before it ran, so the child reports it the
+moment it happens, with an audit hook (PEP 578), which cannot be removed. Code is judged by where
+it comes from, never by the file name it claims (``compile(source, jax.__file__, ...)`` claims
+JAX's): every code object is compiled (``compile``), read from bytes (``marshal.loads``) or built
+(``code.__new__``, ``function.__new__``), and each raises its event first. Known code: the
+child compiling the cells, installed code compiling or building while an installed module is
+imported (importlib, a library generating its functions), and the standard library's
+``namedtuple`` and ``dataclass`` generators. (Reported at once: what then runs could change
+anything held here.)
 """
 from __future__ import annotations
 
@@ -15,10 +19,13 @@ import sys
 
 from .tamper import OUTSIDE  # one word for both sides
 
-# Code written by the cells themselves, and Python's frozen modules.
-_OWN = ("<answer cell ", "<set-up cell ", "<frozen ")
+# The names the child compiles the cells under.
+_CELLS = ("<answer cell ", "<set-up cell ")
 # The standard library's code generators: the source they compile is their own.
 _GENERATORS = (os.path.join("collections", "__init__.py"), "dataclasses.py")
+# Events that make code, and the files code is read from.
+_MAKES = frozenset({"compile", "code.__new__", "function.__new__", "marshal.loads"})
+_CODE_FILES = (".py", ".pyc", ".pyw", ".pth")
 _frame = sys._getframe                    # (held: an answer can rebind sys's names)
 _watch = []                               # the one watch of this process, once installed
 
@@ -27,55 +34,56 @@ def _roots(*places: str) -> tuple[str, ...]:
     return tuple(os.path.join(os.path.realpath(p), "") for p in set(places))
 
 
-# Events that build code: never the cells' business (importlib reads a .pyc, a library may clone
-# its own functions).
-_BUILDS = frozenset({"code.__new__", "function.__new__", "marshal.loads"})
-
-
 def _hook(event, args) -> None:
-    if _watch and (event == "exec" or event in _BUILDS):
-        _watch[-1].saw(args[0] if event == "exec" else None)
+    if _watch and (event in _MAKES or event == "open"):
+        _watch[-1].saw(event, args)
 
 
 class Outside:
-    """Calls ``report()`` once, when code from outside first starts. One hook serves a process
-    (a hook cannot be removed): a later watch replaces the earlier one."""
+    """Calls ``report()`` once, when code from outside is first made. One hook serves a process
+    (a hook cannot be removed): a later watch replaces the earlier one. ``compiles_cells``: the
+    code object of the child's function that compiles the cells."""
 
-    def __init__(self, kit_root: str, report):
+    def __init__(self, kit_root: str, report, compiles_cells=None):
         self.roots = _roots(sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
                             kit_root)
         self.stdlib, self.report, self.seen = _roots(sys.base_prefix), report, False
+        self.compiles_cells = compiles_cells
         if not _watch:
             sys.addaudithook(_hook)
         _watch[:] = [self]
 
-    def saw(self, code) -> None:
+    def saw(self, event: str, args) -> None:
         if self.seen:
             return
         try:
-            outside = not self._known(code)
+            outside = not self._known(event, args, _frame(2))   # (saw, _hook, the event's caller)
         except Exception:      # a hook must never raise into the code it watches
             outside = True
         if outside:
             self.seen = True
             self.report()
 
-    def _known(self, code) -> bool:
-        caller = _frame(3)                     # (_known, saw, _hook, then the event's caller)
-        if code is not None:
-            name = code.co_filename
-            if name.startswith(_OWN):
+    def _known(self, event: str, args, caller) -> bool:
+        if event == "open":                    # reading or writing a code file: an installed one
+            path = args[0]
+            if isinstance(path, (str, bytes)) and os.fsdecode(path).endswith(_CODE_FILES):
+                return self._installed(os.fsdecode(path))
+            return True
+        if event == "compile":
+            name = str(args[1])
+            if caller.f_code is self.compiles_cells and name.startswith(_CELLS):
+                return True                    # the child compiling a cell
+            if self._generator(caller):
                 return True
-            if not name.startswith("<"):       # a file: an installed one
-                return self._installed(name)
-            if (caller.f_code.co_filename.startswith(self.stdlib)
-                    and caller.f_code.co_filename.endswith(_GENERATORS)):
-                return True                    # namedtuple's and dataclass's own source
-        # A string compiled, or code built, by installed code while an installed module is
-        # imported (a library generating its functions): the module's own, not the answer's.
         return self._importing(caller)
 
+    def _generator(self, frame) -> bool:
+        name = frame.f_code.co_filename
+        return name.startswith(self.stdlib) and name.endswith(_GENERATORS)
+
     def _importing(self, frame) -> bool:
+        """Installed code, called (through installed code only) by an import in progress."""
         while frame is not None:
             name = frame.f_code.co_filename
             if name.startswith("<frozen importlib._bootstrap"):
