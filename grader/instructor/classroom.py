@@ -31,7 +31,7 @@ from ..nbgrader_plugins import (
     UNREADABLE,
 )
 from ..repo import ROOT  # also C.ROOT to the bench and the tests
-from .inprocess import CommandFailed, _Tee, nbgrader  # noqa: F401  (re-exported)
+from .inprocess import CommandFailed, Tee, nbgrader  # noqa: F401  (re-exported)
 
 COURSE_ID = "inside-vmap"
 
@@ -286,7 +286,7 @@ def autograde(paths: Paths, timeout: int, echo=None, extra=()) -> str:
     argv = [f"--Execute.timeout={timeout}"] + list(extra)
     if echo:
         echo("$ python -m grader.instructor autograde " + " ".join(argv))
-    out = _Tee(sys.stdout if echo else None)
+    out = Tee(sys.stdout if echo else None)
     with contextlib.redirect_stdout(out):
         nbgrader(argv, paths.course, app_class=AutogradeEach)
     return out.getvalue()

@@ -50,7 +50,7 @@ def nbgrader(argv: list[str], cwd: str, app_class=None, echo=None) -> str:
     return buff.getvalue()
 
 
-class _Tee(io.StringIO):
+class Tee(io.StringIO):
     """Keeps what is written, and passes it on to ``also`` (the terminal) as it comes."""
 
     def __init__(self, also=None):

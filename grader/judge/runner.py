@@ -19,6 +19,7 @@ import numpy as np
 from .. import lessons
 from ..feedback import Result
 from . import decide, delegation, elsewhere, reach, sandbox, session
+from . import forked as zygotes
 
 MAX_REASON = decide.MAX_REASON
 
@@ -217,8 +218,7 @@ class _Runs:
                                lambda g, seen: known[g].verdict(cases[g], seen),
                                self.limits.case_kb * 2 ** 10)
         use_bwrap, cache, budget, forked = self.how
-        out = sandbox.run("grader.judge.box.child", "", self.limits, use_bwrap, cache, budget,
-                          forked, talk)
+        out = zygotes.judge_child("", self.limits, use_bwrap, cache, budget, forked, talk)
         return out, talk, {g: decide.settle(known[g], cases[g], talk, self.plan.watched(g))
                            for g in gids}
 

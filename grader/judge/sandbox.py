@@ -100,7 +100,7 @@ def _readable_roots() -> list[str]:
     return sorted(p for p in roots if os.path.exists(p))
 
 
-def _hidden_copies() -> list[str]:
+def hidden_copies() -> list[str]:
     """A full ``grader`` package installed inside a mounted root (``pip install .`` rather than
     the editable install): mounted over with an empty tmpfs, so only the kit tree imports."""
     import importlib.util
@@ -129,7 +129,7 @@ def bwrap_prefix(share_net: bool = False, cwd: str | None = None,
             cmd += ["--ro-bind", sysdir, sysdir]
     for root in _readable_roots():
         cmd += ["--ro-bind", root, root]
-    for hidden in _hidden_copies():
+    for hidden in hidden_copies():
         cmd += ["--tmpfs", hidden]
     if cwd:
         cmd += ["--bind" if writable_cwd else "--ro-bind", cwd, cwd]
@@ -191,18 +191,10 @@ def child_env(cache: CompileCache | None = None) -> dict:
 
 def run(module: str, stdin: str, limits: Limits = Limits(), use_bwrap: bool | None = None,
         cache: CompileCache | None = None, budget: Budget | None = None,
-        forked: bool = True, talk=None) -> Outcome:
-    """Run ``python -m module`` in the box with ``stdin`` (then, with a ``talk``, the
-    conversation it holds, see ``watch.Follow``); never raises for the child's faults.
-    The judge's child is forked from a zygote (``forked.py``) where one works, unless
-    ``forked`` is false; the box and the limits are the same either way."""
-    if use_bwrap is None:
-        use_bwrap = available()
-    if forked and use_bwrap and module == "grader.judge.box.child":
-        from . import forked as zygotes
-        outcome = zygotes.run(stdin, limits, cache, budget, talk)
-        if outcome is not None:
-            return outcome
+        talk=None) -> Outcome:
+    """Run ``python -m module`` in a box of its own with ``stdin`` (then, with a ``talk``, the
+    conversation it holds, see ``watch.Follow``); never raises for the child's faults. The
+    judge's child forked from a zygote where one works: `forked.judge_child`."""
     return run_argv([sys.executable, "-m", module], stdin, limits, use_bwrap, cache, budget,
                     talk)
 

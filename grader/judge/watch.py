@@ -37,7 +37,7 @@ def state(pid: int | None) -> str | None:
         return None
 
 
-def _tree(root: int) -> dict[int, int]:
+def tree(root: int) -> dict[int, int]:
     """``{pid: threads}`` of ``root`` and every descendant, read from /proc."""
     parent, threads = {}, {}
     for name in os.listdir("/proc"):
@@ -65,13 +65,13 @@ def tasks_in_tree(root: int) -> int:
     """Threads of ``root`` and all its descendants: the process count used where no cgroup
     counts them (RLIMIT_NPROC does not hold for root). An orphan outside a pid namespace (no
     bubblewrap) escapes it."""
-    return sum(_tree(root).values())
+    return sum(tree(root).values())
 
 
 def kill_tree(root: int) -> None:
     """SIGKILL ``root``'s process group and every descendant (children first would let them
     re-parent; all are signalled before any is reaped)."""
-    for pid in [root] + [p for p in _tree(root) if p != root]:
+    for pid in [root] + [p for p in tree(root) if p != root]:
         try:
             os.kill(pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):

@@ -5,17 +5,17 @@ import secrets
 
 import pytest
 
-from grader.instructor import bench, bench_cluster
+from grader.instructor import bench_cluster, bench_course
 from grader.instructor import classroom as C
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")]
 
 
 def test_one_worker_s_throughput_is_measured_on_a_class_graded_as_locally(tmp_path):
-    paths = bench.build(str(tmp_path / "class"), 1)
+    paths = bench_course.build(str(tmp_path / "class"), 1)
     seed = secrets.randbelow(2 ** 63)
-    bench.run_course(paths, 1, seed)
-    local = bench.results(paths)
+    bench_course.run_course(paths, 1, seed)
+    local = bench_course.results(paths)
     lines = []
     found = bench_cluster.measure(paths, seed, local, counts=(1,), echo=lines.append)
     n = len(C.assignments(paths.exercises))         # one student: one submission per assignment

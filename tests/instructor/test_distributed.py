@@ -100,15 +100,19 @@ class Done:
         return self.value
 
 
-def recorder(tmp_path):
-    records, results = [], []
-    status = types.SimpleNamespace(record=lambda *a: records.append(a))
-    app = types.SimpleNamespace(coursedir=types.SimpleNamespace(root=str(tmp_path)),
-                                _outcome=lambda st, a, s, here, r: results.append(r) or ("x",))
-    return app, status, records, results
+@pytest.fixture
+def recorder(monkeypatch):
+    def make(tmp_path):
+        records, results = [], []
+        status = types.SimpleNamespace(record=lambda *a: records.append(a))
+        app = types.SimpleNamespace(coursedir=types.SimpleNamespace(root=str(tmp_path)))
+        monkeypatch.setattr(D.submissions, "settle",
+                            lambda app, st, a, s, here, r: results.append(r) or ("x",))
+        return app, status, records, results
+    return make
 
 
-def test_a_submission_that_stopped_its_workers_is_failed_saying_how_many(tmp_path):
+def test_a_submission_that_stopped_its_workers_is_failed_saying_how_many(tmp_path, recorder):
     app, status, records, _ = recorder(tmp_path)
     here = types.SimpleNamespace(timestamp="2026-01-01", digest="d1")
     dead = KilledWorker("key", types.SimpleNamespace(address="tcp://w"), 3)
@@ -118,7 +122,7 @@ def test_a_submission_that_stopped_its_workers_is_failed_saying_how_many(tmp_pat
                         "2026-01-01", "d1")]
 
 
-def test_other_task_errors_fail_that_submission_and_an_unfit_worker_stops_the_run(tmp_path):
+def test_other_task_errors_fail_that_submission_and_an_unfit_worker_stops_the_run(tmp_path, recorder):
     app, status, _, results = recorder(tmp_path)
     D._outcome(app, status, Done(OSError("disk full\n=evil()")), "a1", "ada", None)
     assert results == [{"success": False,

@@ -27,7 +27,7 @@ import psutil
 import pytest
 import sqlalchemy as sa
 
-from grader.instructor import bench, bench_cluster
+from grader.instructor import bench_cluster, bench_course
 from grader.instructor import classroom as C
 from grader.instructor.inprocess import nbgrader
 from tests.fixtures import seen
@@ -83,7 +83,7 @@ def autograde(paths, cluster, *extra):
     proc = subprocess.Popen(
         [sys.executable, "-m", "grader.instructor", "autograde", f"--Execute.timeout={TIMEOUT}",
          f"--JudgeExercises.seed={SEED}", f"--scheduler={cluster.address}", *extra],
-        cwd=paths.course, env=bench._env(), stdout=log, stderr=subprocess.STDOUT,
+        cwd=paths.course, env=bench_course.env(), stdout=log, stderr=subprocess.STDOUT,
         start_new_session=True)
     return proc, log
 
