@@ -260,8 +260,8 @@ def run(stdin: str, limits: sandbox.Limits, cache: sandbox.CompileCache | None,
             raise
         # The child's set-up failed, before any cell ran: whatever broke it is the zygote's (or
         # an answer exiting with the same status, which then costs only itself a second start).
-        if attempt == 0 and (outcome.failure or "").startswith(
-                f"exited with status {zygote.SETUP_FAILED}"):
+        if attempt == 0 and outcome.kind is sandbox.End.EXITED and \
+                outcome.status == zygote.SETUP_FAILED:
             z.close()
             if talk is not None:
                 talk.reset()

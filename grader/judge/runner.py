@@ -231,10 +231,10 @@ class _Runs:
         blamed, known = self._blamed(talk, left)
         # It timed out while one case, or one cell, had most of its time: that answer's own
         # doing, and it would take as long again alone (an endless loop costs one child's time).
-        hung = known and (out.failure or "").startswith("timed out") and \
+        hung = known and out.kind is sandbox.End.TIMED_OUT and \
             talk.stuck(self.limits.wall_s / 2) is not None
         for gid in blamed:
-            done[gid] = decide.failed(self.known[gid].name, out.failure) if hung else \
+            done[gid] = decide.failed(self.known[gid].name, out) if hung else \
                 self._alone(gid)
         rest = [g for g in left if g not in blamed]
         if rest:                  # what had not run yet, or ran and was cut short: together
@@ -258,5 +258,4 @@ class _Runs:
         """Judged again alone, so that an answer that brought the child down costs only its
         own exercise."""
         one, _, settled = self.attempt([gid])
-        return settled[gid] or decide.failed(
-            self.known[gid].name, one.failure or "the judge's child ended before answering")
+        return settled[gid] or decide.failed(self.known[gid].name, one)

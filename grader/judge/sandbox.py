@@ -30,6 +30,7 @@ from . import cgroup, kit_tree, watch
 from .box import confine, seccomp
 from .budget import Budget, submission_budget  # noqa: F401  (the box's callers' one import)
 from .cgroup import confinement
+from .watch import End, Outcome  # noqa: F401  (how a box ended, to its callers)
 
 
 class SandboxUnavailable(UserWarning):
@@ -73,14 +74,6 @@ class CompileCache:
         return {"JAX_COMPILATION_CACHE_DIR": self.path,
                 "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0" if self.writable else "1e9",
                 "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "-1"}
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """How a child ended: what it sent on its answer pipe, and why it failed if it did (``None``
-    when it exited 0 within its limits). What it printed is counted, never kept."""
-    answer: str
-    failure: str | None
 
 
 KITS_ENV = "INSIDE_VMAP_KITS"
@@ -240,7 +233,7 @@ def follow(launch, stdin: bytes, limits: Limits, budget: Budget | None,
     wanted = limits
     if budget is not None:
         if budget.left() <= 0:
-            return Outcome("", budget.spent())
+            return Outcome("", End.TIMED_OUT, budget.spent())
         limits = budget.cap(limits)
     group = cgroup.Group.create(limits.memory_mb, limits.tasks) if cgroups() else None
     spec = confinement(limits.cpu_s, limits.memory_mb, limits.tasks, limits.tmpfs_mb, group,
@@ -259,10 +252,10 @@ def follow(launch, stdin: bytes, limits: Limits, budget: Budget | None,
         if group is not None and not group.remove():
             warnings.warn(f"could not remove the judge's cgroup {group.dirs}", stacklevel=2)
     if budget is not None and budget.cancelled:
-        return Outcome(ended.answer, "cancelled: the submission failed meanwhile")
-    if limits.wall_s < wanted.wall_s and (ended.failure or "").startswith("timed out"):
-        return Outcome(ended.answer, budget.spent())
-    return Outcome(ended.answer, ended.failure)
+        return Outcome(ended.answer, End.CANCELLED, "cancelled: the submission failed meanwhile")
+    if limits.wall_s < wanted.wall_s and ended.kind is End.TIMED_OUT:
+        return Outcome(ended.answer, End.TIMED_OUT, budget.spent())  # the budget's time, not its own
+    return ended
 
 
 def _stop(proc, group) -> None:
