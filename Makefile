@@ -240,7 +240,7 @@ REPEAT ?= 1
 CLUSTER ?= 1,2
 .PHONY: bench
 bench: setup-all ## time stock nbgrader and make autograde on N=1, 8 and N (default 16) students, and on Dask; speedups last
-	$(CPU_ENV) PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/python -m grader.instructor.bench --n $(N) \
+	$(CPU_ENV) PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/python -m tools.bench --n $(N) \
 	    --sizes $(SIZES) --repeat $(REPEAT) --cluster "$(CLUSTER)"
 
 # ---- tests --------------------------------------------------------------------------------------------------------

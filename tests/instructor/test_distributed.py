@@ -12,9 +12,9 @@ import types
 import pytest
 from distributed import KilledWorker
 
-from grader.instructor import bench_cluster, grading
 from grader.instructor import cluster_task as T
 from grader.instructor import distributed as D
+from grader.instructor import grading
 from grader.instructor.autograde import AutogradeEach
 from grader.instructor.progress import Progress, format_eta
 from grader.nbgrader_plugins import FAILED
@@ -201,13 +201,3 @@ def test_the_progress_line_counts_and_projects(monkeypatch):
     assert tty.getvalue().startswith("\r\033[Kgraded 0") and tty.getvalue().endswith("\r\033[K")
     assert (format_eta(59), format_eta(600), format_eta(5 * 3600 + 60)) == \
         ("59 s", "10 min", "5 h 01 min")
-
-
-def test_the_bench_column_gives_the_speedup_per_added_worker():
-    lines = []
-    bench_cluster.table({1: {"submissions": 40, "grading_s": 160.0, "setup_s": 6.0,
-                             "per_minute": 15.0, "same": True},
-                         2: {"submissions": 40, "grading_s": 100.0, "setup_s": 6.0,
-                             "per_minute": 24.0, "same": True}}, echo=lines.append)
-    assert lines[-1] == "  1 -> 2 workers: throughput x1.60 (x1.60 per added worker)"
-    assert any(line.split()[:2] == ["2", "40"] and line.endswith("yes") for line in lines)

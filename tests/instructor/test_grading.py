@@ -60,13 +60,13 @@ def test_autograde_never_builds_the_iri_grammar_and_still_reads_notebooks():
 def test_one_submission_is_graded_from_a_fresh_process(tmp_path):
     """What a Dask task would do: nothing of autograde's app but the course folder and the
     run's settings."""
-    from grader.instructor import bench_course
     from grader.instructor import classroom as C
-    paths = bench_course.build(str(tmp_path), 1)
+    from tools.bench import runs
+    paths = runs.build(str(tmp_path), 1)
     first = C.assignments(paths.exercises)[0]
     code = ("import sys\nfrom grader.instructor.grading import RunSettings, grade_submission\n"
             f"r = grade_submission({paths.course!r}, {first!r}, 's000', RunSettings(seed=99))\n"
             "sys.exit(0 if r['success'] else r['log'] + r['error'])\n")
-    subprocess.run([sys.executable, "-c", code], check=True, cwd=str(tmp_path), env=bench_course.env())
-    bench_course.full_marks(paths, "grade_submission")
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=str(tmp_path), env=runs.env())
+    runs.full_marks(paths, "grade_submission")
     assert os.path.isdir(os.path.join(paths.course, "autograded", "s000", first))

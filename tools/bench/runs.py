@@ -1,7 +1,7 @@
 """What the bench measures with: the classes it builds (every student hands in the instructor's
 solutions), the environment and the timed runs of stock nbgrader and of ``make autograde``, and
-the results a run left (scores, grade-cell outputs) to compare two runs. `bench` (the whole
-benchmark), `bench_cluster` (its Dask column) and `bench_steps` (its breakdown) use these."""
+the results a run left (scores, grade-cell outputs) to compare two runs. `tools.bench` (the whole
+benchmark), `cluster` (its Dask column) and `steps` (its breakdown) use these."""
 from __future__ import annotations
 
 import json
@@ -12,7 +12,7 @@ import subprocess
 import sys
 import time
 
-from . import classroom as C
+from grader.instructor import classroom as C
 
 WORKERS = re.compile(r"^autograde: grading (.+)$", re.M)
 

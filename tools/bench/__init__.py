@@ -1,4 +1,4 @@
-"""``python -m grader.instructor.bench [--n 16] [--sizes 1,8] [--repeat 1] [--jobs 0] [--cluster 1,2] [--keep DIR]``
+"""``python -m tools.bench [--n 16] [--sizes 1,8] [--repeat 1] [--jobs 0] [--cluster 1,2] [--keep DIR]``
 
 How much faster the course grades than stock nbgrader, measured in one run on classes of fully
 solved submissions built from the real assignments (every student hands in every assignment):
@@ -14,10 +14,13 @@ size, on the same submissions and each ``--repeat`` times (median):
 Then: whether every run gave the scores and, byte for byte, the grade-cell outputs (the feedback)
 of a serial run (``--jobs 1``) on the same seed; the course once more without the warm compilation
 cache (every simulated student hands in the instructor's solutions, the cache's best case); the
-N=8 class on 1 and 2 Dask workers here (``--cluster``, `bench_cluster`); where one submission's time
-goes; and how long each visible check takes a student (`bench_steps`). The load average is
+N=8 class on 1 and 2 Dask workers here (``--cluster``, `cluster`); where one submission's time
+goes; and how long each visible check takes a student (`steps`). The load average is
 printed beside every timing. The last line is
 ``speedup vs stock nbgrader: N=1 X.XX, N=8 X.XX, N=16 X.XX`` (stock's time over the course's).
+
+Development tooling, not part of the installed ``grader`` package: it runs from a checkout
+(``make bench``), on top of `grader.instructor.classroom`'s simulated class.
 """
 from __future__ import annotations
 
@@ -26,13 +29,13 @@ import os
 import secrets
 import shutil
 import statistics
-import sys
 import tempfile
 
-from . import bench_course as B
-from . import classroom as C
-from .bench_cluster import column
-from .bench_steps import breakdown, check_latency
+from grader.instructor import classroom as C
+
+from . import runs as B
+from .cluster import column
+from .steps import breakdown, check_latency
 
 
 # ---- the whole benchmark ----------------------------------------------------------------------
@@ -71,7 +74,7 @@ def bench(n: int, repeat: int, jobs: int, work: str, echo=print, verify: bool = 
              f"{stock / course:>9.2f}  {how[s]}")
     if verify:
         _verify(classes, seen, seed, sizes, jobs, report, echo)
-    if cluster:     # the distributed column: N Dask workers here (grader/instructor/bench_cluster.py)
+    if cluster:     # the distributed column: N Dask workers here (tools/bench/cluster.py)
         mid = sizes[len(sizes) // 2]      # the verified class: a few minutes, not the whole N's
         report["cluster"] = column(classes[mid], seed, seen[mid], cluster, echo)
     echo(f"\nwhere one submission's time goes (each step measured on its own; load {B.load()}):")
@@ -112,7 +115,7 @@ def _verify(classes, seen, seed, sizes, jobs, report, echo) -> None:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m grader.instructor.bench",
+    parser = argparse.ArgumentParser(prog="python -m tools.bench",
                                      description=__doc__.splitlines()[2])
     parser.add_argument("--n", type=int, default=16, help="students in the class (default 16)")
     parser.add_argument("--sizes", default="1,8",
@@ -134,7 +137,3 @@ def main(argv=None) -> int:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

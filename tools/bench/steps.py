@@ -10,8 +10,9 @@ import tempfile
 import textwrap
 import time
 
-from . import classroom as C
-from .bench_course import env, submitted_notebooks
+from grader.instructor import classroom as C
+
+from .runs import env, submitted_notebooks
 
 # ---- where make autograde's time goes --------------------------------------------------------------------
 KERNEL = textwrap.dedent("""\
@@ -66,7 +67,7 @@ def breakdown(paths: C.Paths) -> list[tuple[str, float]]:
         t0 = time.monotonic()
         subprocess.run([sys.executable, "-c", code], env=env(), check=True, cwd=C.ROOT)
         out.append((what, time.monotonic() - t0))
-    from ..judge import sandbox
+    from grader.judge import sandbox
     kinds = [("inside-vmap", []), ("inside-vmap-sandboxed", [])]
     if sandbox.available() and sandbox.cgroups():      # where make autograde forks its kernels
         kinds.append(("inside-vmap-sandboxed", ["forked"]))
@@ -91,7 +92,7 @@ def _judge_times(paths: C.Paths, path: str) -> list[tuple[str, float]]:
     the warm-up before them also pays what a process pays on its first judge of an assignment."""
     import nbformat
 
-    from ..judge import runner, sandbox, warm
+    from grader.judge import runner, sandbox, warm
     nb, name = nbformat.read(path, as_version=4), os.path.basename(path)
     assignment = os.path.basename(os.path.dirname(path))
     key = runner.case_key(assignment, os.path.splitext(name)[0])
