@@ -60,7 +60,7 @@ def test_autograde_never_builds_the_iri_grammar_and_still_reads_notebooks():
 def test_one_submission_is_graded_from_a_fresh_process(tmp_path):
     """What a Dask task would do: nothing of autograde's app but the course folder and the
     run's settings."""
-    from grader.instructor import classroom as C
+    from tools import classroom as C
     from tools.bench import runs
     paths = runs.build(str(tmp_path), 1)
     first = C.assignments(paths.exercises)[0]

@@ -18,8 +18,8 @@ import time
 import nbformat
 import pytest
 
-from grader.instructor import classroom as C
 from grader.judge import cgroup, forked, sandbox, watch
+from tools import classroom as C
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")]
 

@@ -5,7 +5,7 @@ import secrets
 
 import pytest
 
-from grader.instructor import classroom as C
+from tools import classroom as C
 from tools.bench import cluster as bench_cluster
 from tools.bench import runs
 

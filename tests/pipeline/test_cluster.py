@@ -27,11 +27,11 @@ import psutil
 import pytest
 import sqlalchemy as sa
 
-from grader.instructor import classroom as C
-from grader.instructor.inprocess import nbgrader
 from tests.fixtures import seen
+from tools import classroom as C
 from tools.bench import cluster as bench_cluster
 from tools.bench import runs
+from tools.classroom.inprocess import nbgrader
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")]
 TIMEOUT, SEED = 30, 20260105

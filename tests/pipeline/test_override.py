@@ -20,8 +20,8 @@ import nbformat
 import pytest
 from nbgrader.api import Gradebook
 
-from grader.instructor import classroom as C
 from grader.nbgrader_plugins import NEEDS_MANUAL, OVERRIDDEN
+from tools import classroom as C
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")]
 

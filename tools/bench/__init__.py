@@ -20,7 +20,7 @@ printed beside every timing. The last line is
 ``speedup vs stock nbgrader: N=1 X.XX, N=8 X.XX, N=16 X.XX`` (stock's time over the course's).
 
 Development tooling, not part of the installed ``grader`` package: it runs from a checkout
-(``make bench``), on top of `grader.instructor.classroom`'s simulated class.
+(``make bench``), on top of `tools.classroom`'s simulated class.
 """
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ import shutil
 import statistics
 import tempfile
 
-from grader.instructor import classroom as C
+from tools import classroom as C
 
 from . import runs as B
 from .cluster import column

@@ -12,7 +12,7 @@ import subprocess
 import sys
 import time
 
-from grader.instructor import classroom as C
+from tools import classroom as C
 
 WORKERS = re.compile(r"^autograde: grading (.+)$", re.M)
 

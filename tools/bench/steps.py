@@ -10,7 +10,7 @@ import tempfile
 import textwrap
 import time
 
-from grader.instructor import classroom as C
+from tools import classroom as C
 
 from .runs import env, submitted_notebooks
 

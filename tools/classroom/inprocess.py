@@ -1,6 +1,6 @@
 """nbgrader's commands run in this process, as a shell would run them from a folder (config files
 included), with what they log kept instead of printed: the simulated term's steps
-(`grader.instructor.classroom`) and the tests use them."""
+(`tools.classroom`) and the tests use them."""
 from __future__ import annotations
 
 import io
