@@ -106,6 +106,15 @@ def _private(name: str) -> bool:
     return name.startswith("_") and not name.startswith("__")
 
 
+def _by_name(node) -> tuple[ast.expr, str] | None:
+    """``(object, name)`` of ``getattr(obj, "name", ...)`` and its kin: an attribute by its name."""
+    if isinstance(node, ast.Call) and getattr(node.func, "id", "") in (
+            "getattr", "hasattr", "setattr", "delattr") and len(node.args) >= 2 and \
+            isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str):
+        return node.args[0], node.args[1].value
+    return None
+
+
 def _owned(tree: ast.Module) -> set[str]:
     """The private names a module defines: at its top, in its classes, or as attributes it sets."""
     owned = set()
@@ -116,6 +125,8 @@ def _owned(tree: ast.Module) -> set[str]:
             owned.add(node.id)
         elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
             owned.add(node.attr)
+        elif _by_name(node) and node.func.id == "setattr":
+            owned.add(_by_name(node)[1])
     return {n for n in owned if _private(n)}
 
 
@@ -144,16 +155,21 @@ def reach_ins(modules) -> list[tuple[str, int, str]]:
                 if target and target != name and _private(taken):
                     found.append((name, line, f"from {imported} import {taken}"))
         for node in ast.walk(tree):
-            if not (isinstance(node, ast.Attribute) and _private(node.attr)):
+            if isinstance(node, ast.Attribute):
+                on, attr = node.value, node.attr
+            elif _by_name(node):
+                on, attr = _by_name(node)
+            else:
                 continue
-            on = node.value
+            if not _private(attr):
+                continue
             if isinstance(on, ast.Name) and (on.id in ("self", "cls") or on.id in foreign):
                 continue
             if isinstance(on, ast.Call) and getattr(on.func, "id", "") == "super":
                 continue                            # an override calling what it overrides
-            if node.attr not in mine and owners.get(node.attr, set()) - {name}:
+            if attr not in mine and owners.get(attr, set()) - {name}:
                 found.append((name, node.lineno, f"{ast.unparse(node)} (defined in "
-                                                 f"{', '.join(sorted(owners[node.attr]))})"))
+                                                 f"{', '.join(sorted(owners[attr]))})"))
     return found
 
 
@@ -195,6 +211,7 @@ def test_a_cycle_closed_inside_a_function_or_for_types_only_is_found(tmp_path):
     "from .owner import _helper\n",
     "def f(app):\n    return app._helper()\n",
     "def f(run):\n    return run.state._flag\n",
+    "def f(ex):\n    return getattr(ex, '_flag', None)\n",
 ])
 def test_a_private_name_used_by_another_module_is_found(tmp_path, use):
     modules = _package(tmp_path, {

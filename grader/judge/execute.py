@@ -111,10 +111,10 @@ class BoundedExecute(Execute):
         folder = os.path.abspath(resources.get("metadata", {}).get("path") or os.getcwd())
         group = cgroup.Group.create(self.memory_mb, self.max_tasks, "inside-vmap-kernel") \
             if sandbox.cgroups() else None
-        self._reason, self._run = None, KernelRun(group)
+        self._reason = None
+        self._run = KernelRun(group, sandbox.submission_budget(resources, self._budget_seconds()))
         self._seen = {"all": 0, "kept": 0, "cell": None}
-        self._budget = sandbox.submission_budget(resources, self._budget_seconds())
-        self._exercises, self._where = exercise_of_cells(nb), ""
+        self._exercises = exercise_of_cells(nb)
         before = quota.snapshot(folder)
         dog = Watchdog(self, self._run, folder, before)
         error = None
@@ -211,7 +211,7 @@ class BoundedExecute(Execute):
 
     # ---- output, as it arrives ----------------------------------------------------------
     def preprocess_cell(self, cell, resources, index):
-        self._where = self._exercises.get(index, f"cell {index + 1}")
+        self._run.where = self._exercises.get(index, f"cell {index + 1}")
         self._run.running = True          # a channel dropping the kernel now is its doing
         try:
             return super().preprocess_cell(cell, resources, index)

@@ -9,6 +9,7 @@ import time
 from dataclasses import dataclass, field
 
 from . import quota, watch
+from .budget import Budget
 from .cgroup import Group
 from .channels import BoundedKernelClient
 
@@ -32,6 +33,8 @@ class KernelRun:
     """What one notebook's run shares between its executor and the watchdog, each side
     writing its own fields."""
     group: Group | None = None      # the kernel's cgroup, where one can be made
+    budget: Budget | None = None    # the submission's one budget (`budget.submission_budget`)
+    where: str = ""                 # the exercise (or cell) whose cell runs, for its reason
     sockets: list[str] = field(default_factory=list)   # a folder per kernel started
     running: bool = False           # a cell runs: a channel dropping the kernel is its doing
     cut: bool = False               # (watchdog) its channel refused a message too large
@@ -61,9 +64,9 @@ class Watchdog(threading.Thread):
                                                None)
         if elapsed > ex.wall_seconds:
             return f"the grading kernel ran longer than {ex.wall_seconds} s"
-        budget = getattr(ex, "_budget", None)
+        budget = self.state.budget
         if budget is not None and budget.left() <= 0:
-            return budget.spent(getattr(ex, "_where", ""))
+            return budget.spent(self.state.where)
         if group is not None and group.cpu_seconds() > ex.cpu_seconds:
             return f"the grading kernel used more than {ex.cpu_seconds} s of CPU time"
         pid = ex.kernel_pid()
