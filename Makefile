@@ -219,19 +219,19 @@ export: setup-all ## FORMAT=long (course/grades.csv, default), canvas or moodle:
 	$(INSTRUCTOR) && nbgrader export --exporter=grader.nbgrader_plugins.$(exporter) $(NBGRADER_ARGS)
 
 demo: setup-all ## run a simulated class from release to export in a throw-away course and print its grade table
-	$(CPU_ENV) PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/python -m grader.instructor demo
+	$(CPU_ENV) PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/python -m tools.classroom.demo
 
 # A simulated class for a whole term typed from docs/instructors.md: a Canvas-style roster of N students in SIM (default
 # build/class), then every one of them handing in every released assignment through the course's exchange.
 class-roster: setup-all ## write SIM/roster.csv (SIM=build/class): a simulated class of N students, as Canvas lists them
-	$(VENV)/bin/python -m grader.instructor class roster --students $(N) --sim "$(abspath $(SIM))"
+	$(VENV)/bin/python -m tools.classroom.simclass roster --students $(N) --sim "$(abspath $(SIM))"
 
 class-submit: setup-all ## every simulated student of SIM/roster.csv fetches, answers and submits every released assignment
-	$(INSTRUCTOR) && python -m grader.instructor class submit --sim "$(abspath $(SIM))"
+	$(INSTRUCTOR) && PYTHONPATH="$(CURDIR)" python -m tools.classroom.simclass submit --sim "$(abspath $(SIM))"
 
 try-submit: setup-all ## hand in ASSIGNMENT as STUDENT (default tryout) from SIM/homes/STUDENT: fetch, answer as KIND (full, partial, blank) or copy NOTEBOOK=path in, submit
 	$(if $(ASSIGNMENT),,$(error inside-vmap: say which assignment: make try-submit ASSIGNMENT=01-the-rule-per-primitive))
-	$(INSTRUCTOR) && python -m grader.instructor class try --sim "$(abspath $(SIM))" --student "$(STUDENT)" \
+	$(INSTRUCTOR) && PYTHONPATH="$(CURDIR)" python -m tools.classroom.simclass try --sim "$(abspath $(SIM))" --student "$(STUDENT)" \
 	    --assignment "$(ASSIGNMENT)" --kind "$(KIND)" $(if $(NOTEBOOK),--notebook "$(abspath $(NOTEBOOK))")
 
 # ---- grading speed (instructors) ---------------------------------------------------------------------------------
@@ -246,7 +246,7 @@ REPEAT ?= 1
 CLUSTER ?= 1,2
 .PHONY: bench
 bench: setup-all ## time stock nbgrader and make autograde on N=1, 8 and N (default 16) students, and on Dask; speedups last
-	$(CPU_ENV) PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/python -m grader.instructor.bench --n $(N) \
+	$(CPU_ENV) PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/python -m tools.bench --n $(N) \
 	    --sizes $(SIZES) --repeat $(REPEAT) --cluster "$(CLUSTER)"
 
 # ---- tests --------------------------------------------------------------------------------------------------------

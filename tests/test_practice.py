@@ -8,8 +8,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from grader.instructor import classroom as C
 from tests.fixtures.solutions import solution_lines
+from tools import classroom as C
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(shutil.which("bash") is None, reason="no bash")]

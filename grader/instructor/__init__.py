@@ -6,9 +6,8 @@
   (`grader.nbgrader_plugins.GradingStatus`).
 * `failed_feedback`: ``python -m grader.instructor failed-feedback`` (``make feedback``, after nbgrader's
   ``generate_feedback``) writes a calm page for every failed submission, released with the others.
-* `classroom`: a simulated class built from the real assignments, run through release, submit,
-  collect, autograde, feedback and export in a throw-away copy of the course
-  (``python -m grader.instructor demo``, ``make demo``; also the end-to-end test).
+* the simulated class that ``make demo`` and the end-to-end tests run through a whole term is
+  development tooling outside the package: ``tools/classroom/`` (and ``tools/bench/``).
 
 Every process of these tools (the commands, ``bin/nbgrader``, autograde's spawned workers) starts
 without ``rfc3987_syntax``: jsonschema imports it, when installed, for its optional ``iri`` format

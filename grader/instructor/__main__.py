@@ -4,10 +4,10 @@
   failed-feedback [ASSIGNMENT ...]                                     make feedback (with nbgrader's)
   roster FILE [--id-column=COLUMN]                                     make roster FILE=...
   term                                                                 make term
-  class roster --students N --sim DIR | class submit --sim DIR         make class-roster / class-submit
-  class try --sim DIR --assignment A [--student ID] [--kind K | --notebook FILE]   make try-submit
-  demo [--keep DIR] [--timeout SECONDS]                                make demo
-  nbgrader ARGS...                                                     bin/nbgrader ARGS..."""
+  nbgrader ARGS...                                                     bin/nbgrader ARGS...
+
+The simulated class (make demo, class-roster, class-submit, try-submit) and the bench are
+development tooling outside the package: tools/classroom/ and tools/bench/."""
 import sys
 
 
@@ -35,12 +35,6 @@ def main(argv=None) -> int:
         sys.argv = ["nbgrader", *argv]
         nbgrader_main()
         return 0
-    if command == "class":
-        from .simclass import main as class_main
-        return class_main(argv)
-    if command == "demo":
-        from .demo import demo_main
-        return demo_main(argv)
     print(__doc__.strip())
     return 0 if command in ("help", "-h", "--help") else 2
 

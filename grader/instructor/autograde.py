@@ -13,7 +13,8 @@ This is nbgrader's own ``Autograde`` converter (what ``nbgrader autograde ASSIGN
   most one student per worker unfinished, marked as such, and the next run grades them again;
 * ``--jobs N`` grades N submissions at once, each in a long-lived worker process
   (`grader.instructor.pool`, `grading.grade_submission`: nbgrader's start-up paid once per
-  worker); this process marks a student ``grading`` when it hands it out, and only N are ever marked
+  worker; `grading.Grader` grades each submission wherever it is graded, and this app only
+  batches); this process marks a student ``grading`` when it hands it out, and only N are ever marked
   ``grading`` at once; ``--jobs 1`` grades one after another in this process. The default sizes
   the pool to the run: one worker per ``per_worker`` submissions to grade, up to one per core,
   and a run of fewer (a regrade, one student) is graded here, where no worker's start-up is paid;
@@ -49,17 +50,16 @@ import time
 
 # (grader/instructor/__init__.py, imported first, has taken jsonschema's IRI grammar out)
 from nbgrader.api import Gradebook
-from nbgrader.apps.baseapp import NbGrader, nbgrader_aliases, nbgrader_flags
-from nbgrader.converters import Autograde, BaseConverter
-from nbgrader.utils import capture_log, temp_attrs
+from nbgrader.apps.baseapp import nbgrader_aliases, nbgrader_flags
 from traitlets import Bool, Int, Unicode, default
 
-from ..judge import ahead, sandbox
+from ..judge import sandbox
 from ..judge.execute import BoundedExecute
 from ..judge.preprocessor import JudgeExercises
-from ..nbgrader_plugins import FAILED, GRADED, GRADING, GradingStatus, SubmissionSize, safe
+from ..nbgrader_plugins import FAILED, GRADED, GRADING, GradingStatus, safe
 from ..nbgrader_plugins.received import ReceivedTimes
-from . import console, failures, pool, submissions, warmup
+from . import console, pool, submissions, warmup
+from .grading import Grader
 
 flags = dict(nbgrader_flags)
 flags["force"] = ({"AutogradeEach": {"force": True}},
@@ -71,7 +71,7 @@ aliases["jobs"] = "AutogradeEach.jobs"
 aliases["scheduler"] = "AutogradeEach.scheduler"     # grading on a Dask cluster
 
 
-class AutogradeEach(NbGrader):
+class AutogradeEach(Grader):
     name = "inside-vmap-autograde"
     description = ("Autograde every collected submission of the given assignments (default: all "
                    "in the gradebook), --jobs at a time, recording each outcome.")
@@ -99,29 +99,30 @@ class AutogradeEach(NbGrader):
                         "submission as one task on its workers (grader.instructor.distributed; "
                         "needs a PostgreSQL gradebook unless every worker is on this host). "
                         "Empty: grade on this machine.").tag(config=True)
-    _out = None                         # where this run's own lines go (see _terminal_to_log)
+    out = None          # where this run's own lines go (`say`; the log while grading)
+    scratch = None      # an ExitStack: what this run leaves behind is removed when it ends
+    notebooks: dict = {}        # each assignment's notebook names, from the gradebook
     log_name = Unicode("autograde.log", help="Where the full nbgrader log of every run is "
                        "appended, relative to CourseDirectory.root.").tag(config=True)
 
     @default("classes")
     def _classes_default(self):
         classes = super()._classes_default()
-        classes.extend([BaseConverter, Autograde, GradingStatus, SubmissionSize,
-                        ReceivedTimes, AutogradeEach])
+        classes.extend([GradingStatus, ReceivedTimes, AutogradeEach])
         return classes
 
     def start(self) -> None:
         super().start()
         root = self.coursedir.root
         status = GradingStatus(parent=self)
-        self._quiet_console()
-        self._out = sys.stdout
+        self.quiet_console()
+        self.out = sys.stdout
         try:
             with status.exclusive(root, self.coursedir.db_url, self.coursedir.course_id,
-                                  wait=True, say=lambda text: self._say(f"autograde: {text}")), \
+                                  wait=True, say=lambda text: self.say(f"autograde: {text}")), \
                     self._logfile(root), self._terminal_to_log(root), \
                     contextlib.ExitStack() as scratch:
-                self._scratch = scratch           # what this run leaves behind is removed here
+                self.scratch = scratch
                 failed = self.grade_all(status)
         except RuntimeError as err:
             self.fail(str(err))
@@ -133,12 +134,13 @@ class AutogradeEach(NbGrader):
     # ---- the batch -------------------------------------------------------------------------
     def grade_all(self, status: GradingStatus):
         root = self.coursedir.root
-        assignments = submissions.assignments(self)
-        if assignments is None:
+        found = submissions.assignments(self)
+        if found is None:
             return None
+        assignments, self.notebooks = found
         queue = [(a, s) for a in assignments
                  for s in submissions.submitted_students(self.coursedir, a)]
-        self._say(f"autograde: {len(queue)} submission(s) of {', '.join(assignments) or 'nothing'}"
+        self.say(f"autograde: {len(queue)} submission(s) of {', '.join(assignments) or 'nothing'}"
                   f" in {root}")
         # How the sandbox works here is for the log (docs/integrity.md), not for the terminal.
         self.log.info("kernels and judge children limited by %s", sandbox.mechanism())
@@ -172,12 +174,12 @@ class AutogradeEach(NbGrader):
                 kind, text = console.graded_line(self.coursedir, assignment, student, text,
                                                  times.note(received.get((assignment, student))))
             outcomes.append((assignment, student, kind, text, outcome[2], seconds))
-            self._say(f"  [{len(outcomes):>{wk}}/{len(queue)}] {assignment:<{wa}}  "
+            self.say(f"  [{len(outcomes):>{wk}}/{len(queue)}] {assignment:<{wa}}  "
                       f"{student:<{ws}}  {text}  ({seconds:.1f} s)")
 
         todo = []
         for assignment, student in queue:
-            outcome, here = self._check(status, records, assignment, student)
+            outcome, here = submissions.check(self, status, records, assignment, student)
             if outcome is None:
                 todo.append((assignment, student, here))
             else:
@@ -186,8 +188,8 @@ class AutogradeEach(NbGrader):
             from . import distributed
             distributed.grade_on_cluster(self, status, todo, report)
         elif todo:
-            jobs = self._jobs(len(todo))
-            self._say(f"autograde: grading {len(todo)} submission(s) " + (
+            jobs = self.jobs_for(len(todo))
+            self.say(f"autograde: grading {len(todo)} submission(s) " + (
                 "in this process" if jobs <= 1 else f"in {jobs} worker processes"))
             settings = warmup.run_settings(self, todo, jobs)
             if jobs <= 1:
@@ -200,53 +202,35 @@ class AutogradeEach(NbGrader):
         failed = [(a, s, why) for a, s, st, _, why, _ in outcomes if st == FAILED]
         absent = submissions.report_absent(self, assignments, {(a, s) for a, s in queue})
         for line in console.table(outcomes, absent, time.monotonic() - started):
-            self._say(line)
+            self.say(line)
         for a, s, why in failed:
-            self._say(f"  FAILED {a} {s}: {why}")
-        self._say(f"autograde: nbgrader's full log is {os.path.join(root, self.log_name)}")
+            self.say(f"  FAILED {a} {s}: {why}")
+        self.say(f"autograde: nbgrader's full log is {os.path.join(root, self.log_name)}")
         return failed
 
-    def _say(self, text: str) -> None:
+    def say(self, text: str) -> None:
         """One line of this run's own output: whatever a student chose in it (an id, a reason)
         is shown as written, never acting on the terminal (`safe.line`)."""
-        print(safe.line(text), file=self._out, flush=True)
+        print(safe.line(text), file=self.out, flush=True)
 
     @contextlib.contextmanager
     def _terminal_to_log(self, root: str):
         with console.terminal_to_log(os.path.join(root, self.log_name)) as out:
-            self._out = out
+            self.out = out
             try:
                 yield
             finally:
-                self._out = sys.stdout
+                self.out = sys.stdout
 
     def grade_one(self, status, assignment, student, here) -> tuple[str, str, str]:
         """Grade one submission in this process; returns (status, what to print, reason)."""
         status.record(self.coursedir, assignment, student, GRADING, "", here.timestamp,
                       here.digest)
-        result = self.autograde(assignment, student)
-        return self._outcome(status, assignment, student, here, result)
-
-    def _check(self, status, records, assignment, student):
-        return submissions.check(self, status, records, assignment, student)
-
-    def _outcome(self, status, assignment, student, here, result) -> tuple[str, str, str]:
+        result = self.grade(assignment, student)
         return submissions.settle(self, status, assignment, student, here, result)
 
-    def autograde(self, assignment: str, student: str) -> dict:
-        """nbgrader's own autograde of one submission (as NbGraderAPI.autograde does it), with
-        the reason it failed, from the exception (`failures.outcome`)."""
-        with temp_attrs(self.coursedir, assignment_id=assignment, student_id=student):
-            converter = failures.RecordingAutograde(coursedir=self.coursedir, parent=self)
-            converter.force = True
-            converter.create_student = True
-            try:
-                return failures.outcome(converter, capture_log(converter))
-            finally:
-                ahead.cancel_pending()     # a judge started ahead of a kernel that failed
-
     # ---- parallel grading ------------------------------------------------------------------
-    def _jobs(self, pending: int) -> int:
+    def jobs_for(self, pending: int) -> int:
         """Processes grading at once: ``--jobs``, or one per ``per_worker`` submissions up to one
         per core; 1 grades in this process."""
         if self.jobs > 0:
@@ -254,9 +238,6 @@ class AutogradeEach(NbGrader):
         return max(1, min(os.cpu_count() or 1, pending // max(1, self.per_worker)))
 
     # ---- helpers ---------------------------------------------------------------------------
-    def _quiet_console(self) -> None:
-        console.quiet_console(self.log)
-
     def _logfile(self, root: str):
         return console.log_to_file(self.log, os.path.join(root, self.log_name), self.log_level)
 

@@ -35,7 +35,7 @@ from traitlets.config import LoggingConfigurable
 
 from ..nbgrader_plugins import FAILED, GRADING
 from ..nbgrader_plugins.lock import is_postgres
-from . import grading, warmup
+from . import grading, submissions, warmup
 from .cluster_task import (
     TOKEN_FILE,
     JudgeCache,
@@ -74,7 +74,7 @@ def grade_on_cluster(app, status, todo, report) -> None:
     try:
         _grade_on_cluster(app, status, todo, report, DaskGrading(parent=app))
     except ClusterError as err:
-        app._say(f"autograde: {err}")
+        app.say(f"autograde: {err}")
         raise
     except KeyboardInterrupt:   # said in one line (_grade); 130: what a shell reports for Ctrl-C
         raise SystemExit(130) from None
@@ -84,15 +84,15 @@ def _grade_on_cluster(app, status, todo, report, conf) -> None:
     start = time.monotonic()
     course, address = os.getcwd(), app.scheduler
     with _token_file(course) as token, _client(address) as client:
-        app._say(f"autograde: Dask scheduler {address}, dashboard {_dashboard(client)}")
+        app.say(f"autograde: Dask scheduler {address}, dashboard {_dashboard(client)}")
         workers = _wait_for_workers(client, address, conf.wait_workers)
         run = _checked(app, client, Run(course, token, app.coursedir.db_url,
                                         app.coursedir.course_id, grading.RunSettings(), (),
                                         code_digest()))
-        settings = warmup.run_settings(app, todo, app._jobs(len(todo)))     # the warm-up: here
+        settings = warmup.run_settings(app, todo, app.jobs_for(len(todo)))     # the warm-up: here
         run = dataclasses.replace(run, settings=settings,
                                   cache=_ship_cache(client, settings.compile_cache, token))
-        app._say(f"autograde: grading {len(todo)} submission(s) on the Dask cluster at "
+        app.say(f"autograde: grading {len(todo)} submission(s) on the Dask cluster at "
                  f"{address} ({len(workers)} worker(s), {describe(run.boxes)})")
         try:
             graded_s = _grade(client, app, status, todo, run, report, conf)
@@ -101,7 +101,7 @@ def _grade_on_cluster(app, status, todo, report, conf) -> None:
                 with contextlib.suppress(Exception):
                     client.unregister_worker_plugin(run.cache)
         setup_s = time.monotonic() - start - graded_s
-        app._say(f"autograde: on the cluster: {len(todo)} submission(s) in {graded_s:.1f} s "
+        app.say(f"autograde: on the cluster: {len(todo)} submission(s) in {graded_s:.1f} s "
                  f"of grading after {setup_s:.1f} s of set-up "
                  f"({len(todo) / max(graded_s, 1e-9) * 60:.1f} per minute)")
 
@@ -164,7 +164,7 @@ def _checked(app, client, run: Run) -> Run:
         if why:
             raise ClusterError(why)
     if not run.boxes[0]:
-        app._say("autograde: WARNING: no worker has bubblewrap: student code runs unboxed")
+        app.say("autograde: WARNING: no worker has bubblewrap: student code runs unboxed")
     return run
 
 
@@ -195,8 +195,8 @@ def _ship_cache(client, folder: str, token: str) -> str:
 def _grade(client, app, status, todo, run: Run, report, conf) -> float:
     """Hand the submissions out, ``per_worker`` per worker at a time; record each result as
     it comes. Returns the seconds from the first hand-out to the last result."""
-    pending, running = list(todo), {}
-    progress = Progress(len(todo), app._out, conf.progress_every)
+    root, pending, running = app.coursedir.root, list(todo), {}
+    progress = Progress(len(todo), app.out, conf.progress_every)
     started = time.monotonic()
 
     def hand_out(workers: int) -> None:
@@ -226,7 +226,7 @@ def _grade(client, app, status, todo, run: Run, report, conf) -> float:
         progress.clear()
         client.cancel(list(running), force=True)
         if isinstance(err, KeyboardInterrupt):
-            app._say(f"autograde: stopped: {len(running)} submission(s) handed out were "
+            app.say(f"autograde: stopped: {len(running)} submission(s) handed out were "
                      f"cancelled (any already being graded finishes on its worker, unrecorded) "
                      f"and {len(pending)} not handed out; the next run grades them")
         raise
@@ -253,4 +253,4 @@ def _outcome(app, status, future, assignment, student, here) -> tuple[str, str, 
                            "this client); run autograde again to grade what is left") from None
     except Exception as err:  # an error of the grading itself fails this submission only
         result = {"success": False, "reason": failure_reason(err)}
-    return app._outcome(status, assignment, student, here, result)
+    return submissions.settle(app, status, assignment, student, here, result)

@@ -9,7 +9,7 @@ import os
 import time
 
 from ..nbgrader_plugins import GRADING
-from . import grading
+from . import grading, submissions
 from .failures import failure_reason
 
 
@@ -46,7 +46,7 @@ def grade_in_pool(app, status, todo, jobs, settings, report) -> None:
                     result = fut.result()
                 except Exception as err:  # a worker that died fails its student only
                     result = {"success": False, "reason": failure_reason(err)}
-                outcome = app._outcome(status, assignment, student, here, result)
+                outcome = submissions.settle(app, status, assignment, student, here, result)
                 report(assignment, student, outcome, time.monotonic() - start)
             submit_next()
     except BaseException:

@@ -26,7 +26,7 @@ def check(app, status, records, assignment: str, student: str):
     rec = records.get((assignment, student))
     limit = size_limit(app)
     vouched = rec.digest if rec is not None and rec.status in (GRADED, FAILED) else ""
-    here = inspect_submission(coursedir, assignment, student, app._notebooks[assignment],
+    here = inspect_submission(coursedir, assignment, student, app.notebooks[assignment],
                               limit, vouched)
     if here.state == MISSING:
         status.record(app.coursedir, assignment, student, MISSING, here.reason, here.timestamp)
@@ -62,24 +62,22 @@ def settle(app, status, assignment: str, student: str, here, result: dict):
     return FAILED, f"FAILED: {reason}", reason
 
 
-def assignments(app) -> list[str] | None:
-    """The assignments to grade (those named, else every one in the gradebook); ``None`` when
-    one named is not there. Sets ``app._notebooks``: each assignment's notebook names."""
+def assignments(app) -> tuple[list[str], dict[str, list[str]]] | None:
+    """The assignments to grade (those named, else every one in the gradebook) and each
+    assignment's notebook names; ``None`` when one named is not there."""
     coursedir = app.coursedir
     wanted = list(app.extra_args) or ([coursedir.assignment_id] if coursedir.assignment_id
                                       else [])
-    app._notebooks = {}
     with Gradebook(coursedir.db_url, coursedir.course_id) as gb:
         known = {a.name: [nb.name for nb in a.notebooks] for a in gb.assignments}
     for name in wanted:
         if name not in known:
             app.log.error("No assignment %r in the gradebook: run `make assign` "
                           "(nbgrader generate_assignment) first", name)
-            app._say(f"autograde: no assignment {name!r} in the gradebook; generate it "
+            app.say(f"autograde: no assignment {name!r} in the gradebook; generate it "
                      "first (make assign)")
             return None
-    app._notebooks = known
-    return wanted or sorted(known)
+    return wanted or sorted(known), known
 
 
 def submitted_students(coursedir, assignment: str) -> list[str]:
@@ -109,5 +107,5 @@ def report_absent(app, names, seen) -> int:
         if absent:
             shown = ", ".join(absent[:20]) + (f" and {len(absent) - 20} more"
                                               if len(absent) > 20 else "")
-            app._say(f"  nothing submitted for {a} ({len(absent)}): {shown}")
+            app.say(f"  nothing submitted for {a} ({len(absent)}): {shown}")
     return count

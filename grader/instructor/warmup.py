@@ -25,9 +25,9 @@ def run_settings(app, todo, jobs) -> grading.RunSettings:
     per_assignment = collections.Counter(a for a, _, _ in todo)
     skip = no_warm_up(judge.enabled, app.warm_judge, per_assignment, app.warm_min)
     if skip:
-        app._say(f"autograde: no warm-up: {skip}")
+        app.say(f"autograde: no warm-up: {skip}")
     cache = "" if skip else warm_cache(app, judge, sorted(per_assignment), seed, jobs) or ""
-    settings = grading.RunSettings(tuple(getattr(app, "argv", []) or []), seed, cache,
+    settings = grading.RunSettings(grading.RunSettings.command_line(app), seed, cache,
                                    os.path.join(app.coursedir.root, app.log_name))
     app.update_config(Config(settings.overrides()))
     return settings
@@ -37,20 +37,20 @@ def warm_cache(app, judge, assignments, seed, jobs) -> str | None:
     sources = source_notebooks(app.coursedir, assignments)
     use_bwrap = judge.use_bwrap()
     if not (sources and use_bwrap):   # unboxed children could overwrite a shared cache
-        app._say("autograde: no shared compilation cache (" + (
+        app.say("autograde: no shared compilation cache (" + (
             "no source notebooks" if not sources else "no sandbox to keep it read-only")
             + ")")
         return None
-    cache = app._scratch.enter_context(tempfile.TemporaryDirectory(
+    cache = app.scratch.enter_context(tempfile.TemporaryDirectory(
         prefix="inside-vmap-judge-cache-", ignore_cleanup_errors=True))
     start = time.monotonic()
     found = warm.warm(sources, seed, cache, judge.limits(), use_bwrap, jobs)
-    app._say(f"autograde: judged the instructor's solutions on this run's hidden cases "
+    app.say(f"autograde: judged the instructor's solutions on this run's hidden cases "
               f"({time.monotonic() - start:.1f} s)")
     for w in found:
         if w.error or w.failed:
             app.log.error("warm-up: %s: %s", w.key, w.error or f"fails {w.failed}")
-            app._say(f"  WARNING {w.key}: " + (
+            app.say(f"  WARNING {w.key}: " + (
                 f"could not be judged: {w.error}" if w.error else
                 f"the instructor's solution fails its hidden cases in {', '.join(w.failed)}"
                 "; grades of these exercises may be wrong"))

@@ -11,10 +11,13 @@ from __future__ import annotations
 from ..feedback import Finding, Result, result
 from . import session
 from .box import tamper
+from .watch import End, Outcome
 
 # The longest reason a verdict gives for manual grading (it reaches the gradebook and the export).
 MAX_REASON = 600
 STAGE = "running your answer in the judge"
+# What a failed run was expected to do, by how it ended (`failed`; `ran_out_of_time` reads it).
+IN_TIME, NORMALLY = "it finishes within its time", "it finishes normally"
 
 
 def settle(exercise, cases, talk: session.Session, owned) -> Result | None:
@@ -39,8 +42,11 @@ def manual(exercise, cases, reason: str) -> Result:
     return result(exercise.name, len(cases), [], manual=reason[:MAX_REASON])
 
 
-def failed(name: str, reason: str) -> Result:
-    return result(name, 1, [Finding(STAGE, "it finishes normally", reason,
+def failed(name: str, out: Outcome) -> Result:
+    """``name`` failed because its run ended as ``out`` did (or ended before answering)."""
+    expected = IN_TIME if out.kind is End.TIMED_OUT else NORMALLY
+    reason = out.failure or "the judge's child ended before answering"
+    return result(name, 1, [Finding(STAGE, expected, reason,
                                     "The judge re-runs your answer cells in a fresh process; "
                                     "make them run top to bottom without the rest of the "
                                     "notebook.")])
@@ -49,4 +55,4 @@ def failed(name: str, reason: str) -> Result:
 def ran_out_of_time(res: Result) -> bool:
     """Whether ``res`` is an answer the judge stopped for time (its own limit or the
     submission's budget)."""
-    return any(f.case == STAGE and f.got.startswith("timed out") for f in res.findings)
+    return any(f.case == STAGE and f.expected == IN_TIME for f in res.findings)

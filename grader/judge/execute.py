@@ -42,7 +42,7 @@ from . import cgroup, kernel, quota, sandbox, watch
 from .box import outstream
 from .channels import BoundedKernelManager
 from .channels import size as message_size
-from .watchdog import Watchdog, exercise_of_cells
+from .watchdog import KernelRun, Watchdog, exercise_of_cells
 
 _OUTSTREAM = "--IPKernelApp.outstream_class"     # the kernel's stdout and stderr
 # Read past output_hard_mb: when a cell runs and ends (small, whatever the kernel prints).
@@ -120,13 +120,12 @@ class BoundedExecute(Execute):
         folder = os.path.abspath(resources.get("metadata", {}).get("path") or os.getcwd())
         group = cgroup.Group.create(self.memory_mb, self.max_tasks, "inside-vmap-kernel") \
             if sandbox.cgroups() else None
-        self._reason, self._group, self._exit_code, self._cut = None, group, None, False
+        self._reason = None
+        self._run = KernelRun(group, sandbox.submission_budget(resources, self._budget_seconds()))
         self._seen = {"all": 0, "kept": 0, "cell": None}
-        self._budget = sandbox.submission_budget(resources, self._budget_seconds())
-        self._exercises, self._where = exercise_of_cells(nb), ""
-        self._sockets = []                # a folder per kernel started (nbgrader may retry)
+        self._exercises = exercise_of_cells(nb)
         before = quota.snapshot(folder)
-        dog = Watchdog(self, folder, before)
+        dog = Watchdog(self, self._run, folder, before)
         error = None
         try:
             dog.start()
@@ -140,7 +139,7 @@ class BoundedExecute(Execute):
                 quota.remove_added(folder, before)
             if group is not None:
                 group.remove()
-            for sockets in self._sockets:
+            for sockets in self._run.sockets:   # a folder per kernel (nbgrader may retry)
                 shutil.rmtree(sockets, ignore_errors=True)
         if reason:
             error = _limit(reason, error)
@@ -163,7 +162,7 @@ class BoundedExecute(Execute):
     def _spec(self) -> dict:
         boxed = self.sandbox != "none" and sandbox.available()
         confine = sandbox.confinement(self.cpu_seconds, self.memory_mb, self.max_tasks,
-                                      self.disk_mb, self._group, boxed)
+                                      self.disk_mb, self._run.group, boxed)
         return {"confine": confine, "tmpfs_mb": self.tmpfs_mb, "env": list(self.env_keep),
                 "sandbox": self.sandbox, "kits": sandbox.kits()}
 
@@ -187,7 +186,8 @@ class BoundedExecute(Execute):
             # A socket folder of its own: the box binds it, and no other kernel's sockets
             # (another worker's, at the same time) are there to listen to.
             sockets = tempfile.mkdtemp(prefix="k-", dir=os.path.dirname(km.ip) or None)
-            getattr(self, "_sockets", []).append(sockets)
+            if getattr(self, "_run", None) is not None:
+                self._run.sockets.append(sockets)
             km.ip = os.path.join(sockets, os.path.basename(km.ip))
         return km
 
@@ -196,8 +196,8 @@ class BoundedExecute(Execute):
         """Record why (the first reason wins) and kill the kernel with all it started;
         nbclient then finds it dead."""
         self._reason = self._reason or reason
-        if self._group is not None:
-            self._group.kill()
+        if self._run.group is not None:
+            self._run.group.kill()
         pid = self.kernel_pid()
         if pid:
             watch.kill_tree(pid)
@@ -207,13 +207,14 @@ class BoundedExecute(Execute):
         return getattr(process, "pid", None)
 
     def _group_reason(self) -> str | None:
-        code = getattr(self, "_exit_code", None)   # RLIMIT_CPU, where no cgroup counts CPU
+        run = self._run
+        code = run.exit_code                    # RLIMIT_CPU, where no cgroup counts CPU
         if code in (-signal.SIGXCPU, 128 + signal.SIGXCPU):
             return f"the grading kernel used more than {self.cpu_seconds} s of CPU time"
-        if self._group is None:
+        if run.group is None:
             return None
-        if self._group.out_of_memory():
-            if self._cut:
+        if run.group.out_of_memory():
+            if run.cut:
                 return f"the grading kernel printed more than {self.output_hard_mb} MiB at once"
             if self._seen["all"] > self.notebook_output_kb * 2 ** 10:
                 # Printing faster than it is read (a loaded machine), a kernel's unsent output
@@ -221,18 +222,18 @@ class BoundedExecute(Execute):
                 return (f"the grading kernel used more than {self.memory_mb} MiB of memory "
                         "holding output it had not sent yet")
             return f"the grading kernel used more than {self.memory_mb} MiB of memory"
-        if self._group.hit_task_limit():
+        if run.group.hit_task_limit():
             return f"the grading kernel started more than {self.max_tasks} processes or threads"
         return None
 
     # ---- output, as it arrives ----------------------------------------------------------
     def preprocess_cell(self, cell, resources, index):
-        self._where = self._exercises.get(index, f"cell {index + 1}")
-        self._running = True             # a channel dropping the kernel now is its doing
+        self._run.where = self._exercises.get(index, f"cell {index + 1}")
+        self._run.running = True          # a channel dropping the kernel now is its doing
         try:
             return super().preprocess_cell(cell, resources, index)
         finally:
-            self._running = False
+            self._run.running = False
 
     def process_message(self, msg, cell, cell_index):
         seen, kind = self._seen, msg["msg_type"]

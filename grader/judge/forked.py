@@ -40,7 +40,7 @@ def _box(tmpfs_mb: int, binds: list[str]) -> list[str]:
     zygote shares it: its root (bubblewrap's tmpfs), /tmp, /dev/shm and the tmpfs over a hidden
     copy of the course read-only (each child gets a fresh /tmp and /dev/shm), and an empty
     folder to build them in."""
-    ro = ["/tmp", "/dev/shm", *sandbox._hidden_copies()]
+    ro = ["/tmp", "/dev/shm", *sandbox.hidden_copies()]
     # Run by root, its children map uid 0 into their user namespaces: that takes CAP_SETFCAP.
     # They drop it with every other capability (and take the seccomp filter) before any cell.
     box = sandbox.bwrap_prefix(tmpfs_mb=tmpfs_mb, keep_caps=("CAP_SETFCAP",))
@@ -51,7 +51,7 @@ def _box(tmpfs_mb: int, binds: list[str]) -> list[str]:
 def _host_pid(root: int, box_pid: int) -> int | None:
     """The pid, as this process sees it, of the descendant of ``root`` that is ``box_pid`` in
     the zygote's pid namespace."""
-    for pid in watch._tree(root):
+    for pid in watch.tree(root):
         try:
             with open(f"/proc/{pid}/status") as fh:
                 line = next(x for x in fh if x.startswith("NSpid:"))
@@ -220,6 +220,21 @@ def close_all() -> None:
         z.close()
 
 
+def judge_child(stdin: str, limits: sandbox.Limits, use_bwrap: bool | None = None,
+                cache: sandbox.CompileCache | None = None, budget: sandbox.Budget | None = None,
+                forked: bool = True, talk=None) -> sandbox.Outcome:
+    """The judge's child (``grader.judge.box.child``) on ``stdin``: forked from a zygote where
+    one works, unless ``forked`` is false, else started in a box of its own
+    (`sandbox.run`); the box and the limits are the same either way."""
+    if use_bwrap is None:
+        use_bwrap = sandbox.available()
+    if forked and use_bwrap:
+        outcome = run(stdin, limits, cache, budget, talk)
+        if outcome is not None:
+            return outcome
+    return sandbox.run("grader.judge.box.child", stdin, limits, use_bwrap, cache, budget, talk)
+
+
 def run(stdin: str, limits: sandbox.Limits, cache: sandbox.CompileCache | None,
         budget: sandbox.Budget | None, talk=None) -> sandbox.Outcome | None:
     """A judge child forked from this process's zygote, or ``None`` where there is none."""
@@ -245,8 +260,8 @@ def run(stdin: str, limits: sandbox.Limits, cache: sandbox.CompileCache | None,
             raise
         # The child's set-up failed, before any cell ran: whatever broke it is the zygote's (or
         # an answer exiting with the same status, which then costs only itself a second start).
-        if attempt == 0 and (outcome.failure or "").startswith(
-                f"exited with status {zygote.SETUP_FAILED}"):
+        if attempt == 0 and outcome.kind is sandbox.End.EXITED and \
+                outcome.status == zygote.SETUP_FAILED:
             z.close()
             if talk is not None:
                 talk.reset()

@@ -20,6 +20,7 @@ from nbgrader.utils import is_grade, is_locked, is_solution
 from .. import lessons
 from ..feedback import Result
 from . import cellmeta, decide, delegation, elsewhere, reach, sandbox, session
+from . import forked as zygotes
 
 MAX_REASON = decide.MAX_REASON
 
@@ -214,8 +215,7 @@ class _Runs:
                                lambda g, seen: known[g].verdict(cases[g], seen),
                                self.limits.case_kb * 2 ** 10)
         use_bwrap, cache, budget, forked = self.how
-        out = sandbox.run("grader.judge.box.child", "", self.limits, use_bwrap, cache, budget,
-                          forked, talk)
+        out = zygotes.judge_child("", self.limits, use_bwrap, cache, budget, forked, talk)
         return out, talk, {g: decide.settle(known[g], cases[g], talk, self.plan.watched(g))
                            for g in gids}
 
@@ -228,10 +228,10 @@ class _Runs:
         blamed, known = self._blamed(talk, left)
         # It timed out while one case, or one cell, had most of its time: that answer's own
         # doing, and it would take as long again alone (an endless loop costs one child's time).
-        hung = known and (out.failure or "").startswith("timed out") and \
+        hung = known and out.kind is sandbox.End.TIMED_OUT and \
             talk.stuck(self.limits.wall_s / 2) is not None
         for gid in blamed:
-            done[gid] = decide.failed(self.known[gid].name, out.failure) if hung else \
+            done[gid] = decide.failed(self.known[gid].name, out) if hung else \
                 self._alone(gid)
         rest = [g for g in left if g not in blamed]
         if rest:                  # what had not run yet, or ran and was cut short: together
@@ -255,5 +255,4 @@ class _Runs:
         """Judged again alone, so that an answer that brought the child down costs only its
         own exercise."""
         one, _, settled = self.attempt([gid])
-        return settled[gid] or decide.failed(
-            self.known[gid].name, one.failure or "the judge's child ended before answering")
+        return settled[gid] or decide.failed(self.known[gid].name, one)

@@ -30,6 +30,7 @@ from . import cgroup, kit_tree, watch
 from .box import confine, seccomp
 from .budget import Budget, submission_budget  # noqa: F401  (the box's callers' one import)
 from .cgroup import confinement
+from .watch import End, Outcome  # noqa: F401  (how a box ended, to its callers)
 
 
 class SandboxUnavailable(UserWarning):
@@ -75,14 +76,6 @@ class CompileCache:
                 "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "-1"}
 
 
-@dataclass(frozen=True)
-class Outcome:
-    """How a child ended: what it sent on its answer pipe, and why it failed if it did (``None``
-    when it exited 0 within its limits). What it printed is counted, never kept."""
-    answer: str
-    failure: str | None
-
-
 KITS_ENV = "INSIDE_VMAP_KITS"
 
 
@@ -100,7 +93,7 @@ def _readable_roots() -> list[str]:
     return sorted(p for p in roots if os.path.exists(p))
 
 
-def _hidden_copies() -> list[str]:
+def hidden_copies() -> list[str]:
     """A full ``grader`` package installed inside a mounted root (``pip install .`` rather than
     the editable install): mounted over with an empty tmpfs, so only the kit tree imports."""
     import importlib.util
@@ -129,7 +122,7 @@ def bwrap_prefix(share_net: bool = False, cwd: str | None = None,
             cmd += ["--ro-bind", sysdir, sysdir]
     for root in _readable_roots():
         cmd += ["--ro-bind", root, root]
-    for hidden in _hidden_copies():
+    for hidden in hidden_copies():
         cmd += ["--tmpfs", hidden]
     if cwd:
         cmd += ["--bind" if writable_cwd else "--ro-bind", cwd, cwd]
@@ -191,18 +184,10 @@ def child_env(cache: CompileCache | None = None) -> dict:
 
 def run(module: str, stdin: str, limits: Limits = Limits(), use_bwrap: bool | None = None,
         cache: CompileCache | None = None, budget: Budget | None = None,
-        forked: bool = True, talk=None) -> Outcome:
-    """Run ``python -m module`` in the box with ``stdin`` (then, with a ``talk``, the
-    conversation it holds, see ``watch.Follow``); never raises for the child's faults.
-    The judge's child is forked from a zygote (``forked.py``) where one works, unless
-    ``forked`` is false; the box and the limits are the same either way."""
-    if use_bwrap is None:
-        use_bwrap = available()
-    if forked and use_bwrap and module == "grader.judge.box.child":
-        from . import forked as zygotes
-        outcome = zygotes.run(stdin, limits, cache, budget, talk)
-        if outcome is not None:
-            return outcome
+        talk=None) -> Outcome:
+    """Run ``python -m module`` in a box of its own with ``stdin`` (then, with a ``talk``, the
+    conversation it holds, see ``watch.Follow``); never raises for the child's faults. The
+    judge's child forked from a zygote where one works: `forked.judge_child`."""
     return run_argv([sys.executable, "-m", module], stdin, limits, use_bwrap, cache, budget,
                     talk)
 
@@ -248,7 +233,7 @@ def follow(launch, stdin: bytes, limits: Limits, budget: Budget | None,
     wanted = limits
     if budget is not None:
         if budget.left() <= 0:
-            return Outcome("", budget.spent())
+            return Outcome("", End.TIMED_OUT, budget.spent())
         limits = budget.cap(limits)
     group = cgroup.Group.create(limits.memory_mb, limits.tasks) if cgroups() else None
     spec = confinement(limits.cpu_s, limits.memory_mb, limits.tasks, limits.tmpfs_mb, group,
@@ -267,10 +252,10 @@ def follow(launch, stdin: bytes, limits: Limits, budget: Budget | None,
         if group is not None and not group.remove():
             warnings.warn(f"could not remove the judge's cgroup {group.dirs}", stacklevel=2)
     if budget is not None and budget.cancelled:
-        return Outcome(ended.answer, "cancelled: the submission failed meanwhile")
-    if limits.wall_s < wanted.wall_s and (ended.failure or "").startswith("timed out"):
-        return Outcome(ended.answer, budget.spent())
-    return Outcome(ended.answer, ended.failure)
+        return Outcome(ended.answer, End.CANCELLED, "cancelled: the submission failed meanwhile")
+    if limits.wall_s < wanted.wall_s and ended.kind is End.TIMED_OUT:
+        return Outcome(ended.answer, End.TIMED_OUT, budget.spent())  # the budget's time, not its own
+    return ended
 
 
 def _stop(proc, group) -> None:

@@ -10,6 +10,7 @@ to the child's stdin, which stays open until the child ends.
 """
 from __future__ import annotations
 
+import enum
 import os
 import selectors
 import signal
@@ -22,10 +23,35 @@ GRACE_S = 1.0         # how long to keep reading after the child exits (an orpha
 TAIL = 2000           # bytes of stderr kept, for the message of a child that crashed
 
 
+class End(enum.Enum):
+    """How a child ended: the kind of its `Outcome`, which callers test (never its words)."""
+    OK = "exited 0 within its limits"
+    TIMED_OUT = "its wall-clock time, or the submission's budget, ran out"
+    MEMORY = "its memory limit"
+    CPU = "its CPU time"
+    TASKS = "its limit on processes and threads"
+    OUTPUT = "it printed more than it may"
+    ANSWER = "it answered more than it may"
+    STOPPED = "the conversation stopped it (the talk's reason)"
+    KILLED = "a signal killed it"
+    EXITED = "it exited with a non-zero status"
+    CANCELLED = "the submission failed meanwhile"
+
+
 @dataclass(frozen=True)
-class Ended:
+class Outcome:
+    """How a child ended: what it sent on its answer pipe, the `End` kind, and why in words
+    for feedback (``message``; "" when it exited 0 within its limits). ``status`` is its exit
+    status where it exited by itself. What it printed is counted, never kept."""
     answer: str
-    failure: str | None
+    kind: End = End.OK
+    message: str = ""
+    status: int | None = None
+
+    @property
+    def failure(self) -> str | None:
+        """The words of its failure, or ``None`` when it did not fail."""
+        return None if self.kind is End.OK else self.message
 
 
 def state(pid: int | None) -> str | None:
@@ -37,7 +63,7 @@ def state(pid: int | None) -> str | None:
         return None
 
 
-def _tree(root: int) -> dict[int, int]:
+def tree(root: int) -> dict[int, int]:
     """``{pid: threads}`` of ``root`` and every descendant, read from /proc."""
     parent, threads = {}, {}
     for name in os.listdir("/proc"):
@@ -65,13 +91,13 @@ def tasks_in_tree(root: int) -> int:
     """Threads of ``root`` and all its descendants: the process count used where no cgroup
     counts them (RLIMIT_NPROC does not hold for root). An orphan outside a pid namespace (no
     bubblewrap) escapes it."""
-    return sum(_tree(root).values())
+    return sum(tree(root).values())
 
 
 def kill_tree(root: int) -> None:
     """SIGKILL ``root``'s process group and every descendant (children first would let them
     re-parent; all are signalled before any is reaped)."""
-    for pid in [root] + [p for p in _tree(root) if p != root]:
+    for pid in [root] + [p for p in tree(root) if p != root]:
         try:
             os.kill(pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
@@ -89,7 +115,8 @@ class Follow:
         self.proc, self.limits, self.group, self.talk = proc, limits, group, talk
         opening = stdin + (talk.opening() if talk is not None else b"")
         self.pending, self.answer, self.tail = memoryview(opening), bytearray(), bytearray()
-        self.printed, self.received, self.reason = 0, 0, None
+        self.printed, self.received = 0, 0
+        self.reason: tuple[End, str] | None = None    # why it is stopped, the first one
         self.sel = selectors.DefaultSelector()
         os.set_blocking(proc.stdin.fileno(), False)
         self.sel.register(proc.stdin, selectors.EVENT_WRITE, "stdin")
@@ -98,7 +125,7 @@ class Follow:
         self.answer_file = os.fdopen(answer_fd, "rb", buffering=0)
         self.sel.register(self.answer_file, selectors.EVENT_READ, "answer")
 
-    def run(self) -> Ended:
+    def run(self) -> Outcome:
         start = time.monotonic()
         deadline, exited = start + self.limits.wall_s, None
         try:
@@ -111,7 +138,7 @@ class Follow:
                 # limit it hit is the truer reason.
                 self.reason = self.reason or self._over_limits()
                 if now >= deadline and self.reason is None:
-                    self.reason = f"timed out after {self.limits.wall_s:.0f} s"
+                    self.reason = (End.TIMED_OUT, f"timed out after {self.limits.wall_s:.0f} s")
                 if self.proc.poll() is not None:
                     exited = exited or now
                     if now - exited > GRACE_S:
@@ -119,7 +146,7 @@ class Follow:
         finally:
             self._stop()
         answer = "" if self.talk is not None else self.answer.decode("utf-8", "replace")
-        return Ended(answer, self._failure())
+        return self._outcome(answer)
 
     def _serve(self, key) -> None:
         name, f = key.data, key.fileobj
@@ -143,7 +170,7 @@ class Follow:
         elif name == "answer":
             self.received += len(data)
             if self.received > self.limits.answer_mb * 2 ** 20:
-                self.reason = f"answered with more than {self.limits.answer_mb} MiB"
+                self.reason = (End.ANSWER, f"answered with more than {self.limits.answer_mb} MiB")
             elif self.talk is None:
                 self.answer += data
             else:
@@ -153,7 +180,7 @@ class Follow:
             if name == "stderr":
                 self.tail = (self.tail + data)[-TAIL:]
             if self.printed > self.limits.output_mb * 2 ** 20:
-                self.reason = f"printed more than {self.limits.output_mb} MiB"
+                self.reason = (End.OUTPUT, f"printed more than {self.limits.output_mb} MiB")
 
     def _lines(self, data: bytes) -> None:
         """Hand each complete line to the talk, and queue what it answers for stdin."""
@@ -167,12 +194,13 @@ class Follow:
             try:
                 reply = self.talk.receive(line)
             except Exception as stop:            # the talk's Stop: this reason ends the child
-                self.reason = getattr(stop, "reason", None) or f"{type(stop).__name__}: {stop}"
+                self.reason = (End.STOPPED, getattr(stop, "reason", None) or
+                               f"{type(stop).__name__}: {stop}")
                 return
             if reply:
                 self._say(reply)
         if len(self.answer) > self.talk.frame_bytes:
-            self.reason = self.talk.too_long()
+            self.reason = (End.ANSWER, self.talk.too_long())
 
     def _say(self, reply: bytes) -> None:
         if self.proc.stdin is None or self.proc.stdin.closed:
@@ -185,17 +213,16 @@ class Follow:
         self.sel.unregister(f)
         f.close()
 
-    def _over_limits(self) -> str | None:
+    def _over_limits(self) -> tuple[End, str] | None:
+        tasks = (End.TASKS, f"started more than {self.limits.tasks} processes or threads")
         if self.group is None:
-            if tasks_in_tree(self.proc.pid) > self.limits.tasks:
-                return f"started more than {self.limits.tasks} processes or threads"
-            return None
+            return tasks if tasks_in_tree(self.proc.pid) > self.limits.tasks else None
         if self.group.out_of_memory():      # one process killed for it: the box is done
-            return f"used more than {self.limits.memory_mb} MiB of memory"
+            return End.MEMORY, f"used more than {self.limits.memory_mb} MiB of memory"
         if self.group.hit_task_limit():
-            return f"started more than {self.limits.tasks} processes or threads"
+            return tasks
         if self.group.cpu_seconds() >= self.limits.cpu_s:
-            return f"used more than {self.limits.cpu_s} s of CPU time"
+            return End.CPU, f"used more than {self.limits.cpu_s} s of CPU time"
         return None
 
     def _stop(self) -> None:
@@ -208,26 +235,28 @@ class Follow:
             self._close(key.fileobj)
         self.sel.close()
 
-    def _failure(self) -> str | None:
-        if self.reason:
-            return self.reason
-        if self.proc.returncode != 0 and self.group is not None:
+    def _outcome(self, answer: str) -> Outcome:
+        why = self.reason
+        if why is None and self.proc.returncode != 0 and self.group is not None:
             why = self._over_limits()        # it died of a limit between two ticks
-            if why:
-                return why
-        return died(self.proc.returncode, self.tail.decode("utf-8", "replace"), self.limits)
+        if why is not None:
+            return Outcome(answer, *why)
+        return died(answer, self.proc.returncode, self.tail.decode("utf-8", "replace"),
+                    self.limits)
 
 
-def died(code: int, stderr: str, limits) -> str | None:
-    """Why a child that ended by itself failed, or ``None`` when it exited 0."""
+def died(answer: str, code: int, stderr: str, limits) -> Outcome:
+    """How a child that ended by itself with status ``code`` ended."""
     if code == 0:
-        return None
+        return Outcome(answer, status=0)
     signum = -code if code < 0 else code - 128 if code > 128 else 0
     if signum == signal.SIGXCPU:
-        return f"used more than {limits.cpu_s} s of CPU time"
+        return Outcome(answer, End.CPU, f"used more than {limits.cpu_s} s of CPU time", code)
     if code < 0 or code > 128 and signum in (signal.SIGKILL, signal.SIGSEGV, signal.SIGABRT):
-        return f"killed by signal {signum}"
+        return Outcome(answer, End.KILLED, f"killed by signal {signum}", code)
     tail = stderr.strip().splitlines()[-1:] or [""]
     if tail[0].startswith("MemoryError"):     # RLIMIT_AS, where no cgroup counts memory
-        return f"used more than {limits.memory_mb} MiB of memory"
-    return f"exited with status {code}" + (f" ({tail[0][:200]})" if tail[0] else "")
+        return Outcome(answer, End.MEMORY, f"used more than {limits.memory_mb} MiB of memory",
+                       code)
+    return Outcome(answer, End.EXITED, f"exited with status {code}" +
+                   (f" ({tail[0][:200]})" if tail[0] else ""), code)

@@ -6,15 +6,14 @@ from __future__ import annotations
 import os
 import threading
 import time
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
 
 from nbgrader.utils import is_grade, is_solution
 
 from . import cellmeta, quota, watch
+from .budget import Budget
+from .cgroup import Group
 from .channels import BoundedKernelClient
-
-if TYPE_CHECKING:                 # execute imports this module
-    from .execute import BoundedExecute
 
 
 def exercise_of_cells(nb) -> dict[int, str]:
@@ -30,12 +29,27 @@ def exercise_of_cells(nb) -> dict[int, str]:
     return found
 
 
-class Watchdog(threading.Thread):
-    """Reads the kernel's CPU time, tasks, folder and clock every tick while cells run."""
+@dataclass
+class KernelRun:
+    """What one notebook's run shares between its executor and the watchdog, each side
+    writing its own fields."""
+    group: Group | None = None      # the kernel's cgroup, where one can be made
+    budget: Budget | None = None    # the submission's one budget (`budget.submission_budget`)
+    where: str = ""                 # the exercise (or cell) whose cell runs, for its reason
+    sockets: list[str] = field(default_factory=list)   # a folder per kernel started
+    running: bool = False           # a cell runs: a channel dropping the kernel is its doing
+    cut: bool = False               # (watchdog) its channel refused a message too large
+    exit_code: int | None = None    # (watchdog) how the kernel ended
 
-    def __init__(self, ex: BoundedExecute, folder: str, before: dict):
+
+class Watchdog(threading.Thread):
+    """Reads the kernel's CPU time, tasks, folder and clock every tick while cells run.
+    ``ex`` is the `execute.BoundedExecute` running the notebook: its limits, ``km``, ``kc``,
+    ``kernel_pid()`` and ``stop(reason)``."""
+
+    def __init__(self, ex, run: KernelRun, folder: str, before: dict):
         super().__init__(name="inside-vmap-kernel-watchdog", daemon=True)
-        self.ex, self.folder, self.before = ex, folder, before
+        self.ex, self.state, self.folder, self.before = ex, run, folder, before
         self.done, self.process = threading.Event(), None
 
     def run(self) -> None:
@@ -46,14 +60,14 @@ class Watchdog(threading.Thread):
                 self.ex.stop(reason)
 
     def check(self, elapsed: float) -> str | None:
-        ex, group = self.ex, self.ex._group
+        ex, group = self.ex, self.state.group
         self.process = self.process or getattr(getattr(ex.km, "provisioner", None), "process",
                                                None)
         if elapsed > ex.wall_seconds:
             return f"the grading kernel ran longer than {ex.wall_seconds} s"
-        budget = getattr(ex, "_budget", None)
+        budget = self.state.budget
         if budget is not None and budget.left() <= 0:
-            return budget.spent(getattr(ex, "_where", ""))
+            return budget.spent(self.state.where)
         if group is not None and group.cpu_seconds() > ex.cpu_seconds:
             return f"the grading kernel used more than {ex.cpu_seconds} s of CPU time"
         pid = ex.kernel_pid()
@@ -68,14 +82,14 @@ class Watchdog(threading.Thread):
         """A channel dropped a kernel that is still alive a moment later: ZeroMQ refused a
         message too large. (A kernel that dies, or is interrupted to death, drops them too.)"""
         kc = getattr(self.ex, "kc", None)
-        if self.ex._cut or not (getattr(self.ex, "_running", False) and
-                                isinstance(kc, BoundedKernelClient) and kc.cut_off()):
+        if self.state.cut or not (self.state.running and
+                                  isinstance(kc, BoundedKernelClient) and kc.cut_off()):
             return False
         time.sleep(0.1)
         # Alive: the cut is the kernel's doing. (What it could not send then piles up in its
         # memory: a kill for memory right after is the flood's, see _group_reason.)
-        self.ex._cut = watch.state(pid) not in (None, "Z", "X")
-        return self.ex._cut
+        self.state.cut = watch.state(pid) not in (None, "Z", "X")
+        return self.state.cut
 
     def check_disk(self) -> str | None:
         limit = self.ex.disk_mb * 2 ** 20
@@ -84,7 +98,7 @@ class Watchdog(threading.Thread):
                     "submission's folder")
         # Its socket folder is the host's too, and writable (the fifth red-team round filled the
         # disk there): anything beside its sockets counts against the same limit.
-        for sockets in getattr(self.ex, "_sockets", ()):
+        for sockets in self.state.sockets:
             try:
                 dev = os.stat(sockets).st_dev
             except OSError:
@@ -95,9 +109,9 @@ class Watchdog(threading.Thread):
         return None
 
     def _pids(self) -> list[int]:
-        group, pid = self.ex._group, self.ex.kernel_pid()
+        group, pid = self.state.group, self.ex.kernel_pid()
         try:
-            return group.pids() if group is not None else list(watch._tree(pid) if pid else ())
+            return group.pids() if group is not None else list(watch.tree(pid) if pid else ())
         except OSError:
             return []
 
@@ -106,4 +120,4 @@ class Watchdog(threading.Thread):
         if self.is_alive():
             self.join()
         if self.process is not None:      # how the kernel ended (jupyter_client reaped it)
-            self.ex._exit_code = self.process.returncode
+            self.state.exit_code = self.process.returncode

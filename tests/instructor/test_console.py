@@ -34,7 +34,7 @@ def test_a_log_record_never_forges_another_nor_acts(tmp_path, text):
 @pytest.mark.parametrize("text", HOSTILE)
 def test_a_terminal_line_never_acts(text):
     app = AutogradeEach()
-    app._out = io.StringIO()
-    app._say(f"  [1/2] 01-a  {text}  FAILED: {text}  (1.0 s)")
-    shown = app._out.getvalue()
+    app.out = io.StringIO()
+    app.say(f"  [1/2] 01-a  {text}  FAILED: {text}  (1.0 s)")
+    shown = app.out.getvalue()
     assert shown.count("\n") == 1 and inert_line(shown[:-1])

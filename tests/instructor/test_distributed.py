@@ -12,9 +12,9 @@ import types
 import pytest
 from distributed import KilledWorker
 
-from grader.instructor import bench_cluster, grading
 from grader.instructor import cluster_task as T
 from grader.instructor import distributed as D
+from grader.instructor import grading
 from grader.instructor.autograde import AutogradeEach
 from grader.instructor.progress import Progress, format_eta
 from grader.nbgrader_plugins import FAILED
@@ -100,15 +100,19 @@ class Done:
         return self.value
 
 
-def recorder(tmp_path):
-    records, results = [], []
-    status = types.SimpleNamespace(record=lambda *a: records.append(a))
-    app = types.SimpleNamespace(coursedir=types.SimpleNamespace(root=str(tmp_path)),
-                                _outcome=lambda st, a, s, here, r: results.append(r) or ("x",))
-    return app, status, records, results
+@pytest.fixture
+def recorder(monkeypatch):
+    def make(tmp_path):
+        records, results = [], []
+        status = types.SimpleNamespace(record=lambda *a: records.append(a))
+        app = types.SimpleNamespace(coursedir=types.SimpleNamespace(root=str(tmp_path)))
+        monkeypatch.setattr(D.submissions, "settle",
+                            lambda app, st, a, s, here, r: results.append(r) or ("x",))
+        return app, status, records, results
+    return make
 
 
-def test_a_submission_that_stopped_its_workers_is_failed_saying_how_many(tmp_path):
+def test_a_submission_that_stopped_its_workers_is_failed_saying_how_many(tmp_path, recorder):
     app, status, records, _ = recorder(tmp_path)
     here = types.SimpleNamespace(timestamp="2026-01-01", digest="d1")
     dead = KilledWorker("key", types.SimpleNamespace(address="tcp://w"), 3)
@@ -118,7 +122,7 @@ def test_a_submission_that_stopped_its_workers_is_failed_saying_how_many(tmp_pat
                         "2026-01-01", "d1")]
 
 
-def test_other_task_errors_fail_that_submission_and_an_unfit_worker_stops_the_run(tmp_path):
+def test_other_task_errors_fail_that_submission_and_an_unfit_worker_stops_the_run(tmp_path, recorder):
     app, status, _, results = recorder(tmp_path)
     D._outcome(app, status, Done(OSError("disk full\n=evil()")), "a1", "ada", None)
     assert results == [{"success": False,
@@ -197,13 +201,3 @@ def test_the_progress_line_counts_and_projects(monkeypatch):
     assert tty.getvalue().startswith("\r\033[Kgraded 0") and tty.getvalue().endswith("\r\033[K")
     assert (format_eta(59), format_eta(600), format_eta(5 * 3600 + 60)) == \
         ("59 s", "10 min", "5 h 01 min")
-
-
-def test_the_bench_column_gives_the_speedup_per_added_worker():
-    lines = []
-    bench_cluster.table({1: {"submissions": 40, "grading_s": 160.0, "setup_s": 6.0,
-                             "per_minute": 15.0, "same": True},
-                         2: {"submissions": 40, "grading_s": 100.0, "setup_s": 6.0,
-                             "per_minute": 24.0, "same": True}}, echo=lines.append)
-    assert lines[-1] == "  1 -> 2 workers: throughput x1.60 (x1.60 per added worker)"
-    assert any(line.split()[:2] == ["2", "40"] and line.endswith("yes") for line in lines)

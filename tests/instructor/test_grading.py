@@ -17,10 +17,10 @@ CORES = os.cpu_count() or 1
 
 def test_workers_are_started_only_where_their_start_up_pays():
     auto = AutogradeEach(jobs=0, per_worker=3)
-    assert auto._jobs(1) == auto._jobs(2) == 1          # a regrade: this process, no worker
-    assert auto._jobs(6) == min(2, CORES)
-    assert auto._jobs(600) == CORES                      # never more than one per core
-    assert AutogradeEach(jobs=5)._jobs(1) == 5           # --jobs is obeyed as given
+    assert auto.jobs_for(1) == auto.jobs_for(2) == 1          # a regrade: this process, no worker
+    assert auto.jobs_for(6) == min(2, CORES)
+    assert auto.jobs_for(600) == CORES                      # never more than one per core
+    assert AutogradeEach(jobs=5).jobs_for(1) == 5           # --jobs is obeyed as given
 
 
 def test_the_warm_up_runs_only_where_it_can_pay():
@@ -30,13 +30,21 @@ def test_the_warm_up_runs_only_where_it_can_pay():
     assert no_warm_up(False, True, {"a": 40}, 3) == "the judge is off"
 
 
-def test_every_process_of_a_run_gets_its_seed_and_its_cache():
-    settings = grading.RunSettings(("--Execute.timeout=20",), 1234, "/run/cache")
+def test_every_process_of_a_run_gets_its_seed_its_cache_and_its_command_line():
+    batch = AutogradeEach()
+    batch.parse_command_line(["--Execute.timeout=20", "--jobs=4", "--force", "ps1"])
+    cli = grading.RunSettings.command_line(batch)
+    settings = grading.RunSettings(cli, 1234, "/run/cache")
     assert settings.overrides() == {"JudgeExercises": {"seed": 1234,
                                                        "compile_cache": "/run/cache"}}
     assert grading.RunSettings(seed=7).overrides() == {"JudgeExercises": {"seed": 7}}
-    assert hash(settings) == hash(grading.RunSettings(("--Execute.timeout=20",), 1234,
-                                                      "/run/cache"))   # one app per run
+    assert hash(settings) == hash(grading.RunSettings(cli, 1234, "/run/cache"))  # one app a run
+    # A worker's Grader takes the batch's nbgrader options without parsing the batch's own.
+    worker = grading.Grader()
+    worker.update_config(settings.config())
+    assert int(worker.config.Execute.timeout) == 20
+    assert worker.config.JudgeExercises.seed == 1234
+    assert not isinstance(worker, AutogradeEach) and not hasattr(worker, "jobs")
 
 
 def test_autograde_never_builds_the_iri_grammar_and_still_reads_notebooks():
@@ -52,13 +60,13 @@ def test_autograde_never_builds_the_iri_grammar_and_still_reads_notebooks():
 def test_one_submission_is_graded_from_a_fresh_process(tmp_path):
     """What a Dask task would do: nothing of autograde's app but the course folder and the
     run's settings."""
-    from grader.instructor import bench
-    from grader.instructor import classroom as C
-    paths = bench.build(str(tmp_path), 1)
+    from tools import classroom as C
+    from tools.bench import runs
+    paths = runs.build(str(tmp_path), 1)
     first = C.assignments(paths.exercises)[0]
     code = ("import sys\nfrom grader.instructor.grading import RunSettings, grade_submission\n"
             f"r = grade_submission({paths.course!r}, {first!r}, 's000', RunSettings(seed=99))\n"
             "sys.exit(0 if r['success'] else r['log'] + r['error'])\n")
-    subprocess.run([sys.executable, "-c", code], check=True, cwd=str(tmp_path), env=bench._env())
-    bench.full_marks(paths, "grade_submission")
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=str(tmp_path), env=runs.env())
+    runs.full_marks(paths, "grade_submission")
     assert os.path.isdir(os.path.join(paths.course, "autograded", "s000", first))

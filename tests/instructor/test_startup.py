@@ -5,7 +5,7 @@ import os
 import subprocess
 import sys
 
-from grader.instructor import classroom as C
+from tools import classroom as C
 
 ENV = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
 

@@ -22,9 +22,9 @@ import shutil
 import nbformat
 import pytest
 
-from grader.instructor import classroom as C
 from grader.nbgrader_plugins import CanvasExportPlugin, MoodleExportPlugin, safe, submission
 from tests.fixtures.hostile import inert_cell, inert_line
+from tools import classroom as C
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")]
 

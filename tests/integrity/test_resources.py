@@ -18,8 +18,8 @@ import time
 import nbformat
 import pytest
 
-from grader.instructor import classroom as C
 from grader.judge import cgroup, forked, sandbox, watch
+from tools import classroom as C
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")]
 
@@ -179,7 +179,7 @@ class PeakRSS(threading.Thread):
 
     def _workers(self):
         found = []
-        for pid in watch._tree(self.me):
+        for pid in watch.tree(self.me):
             try:
                 with open(f"/proc/{pid}/cmdline", "rb") as fh:
                     if b"spawn_main" in fh.read():
@@ -314,7 +314,7 @@ def test_tmpfs_in_the_boxes_is_sized(batch):
 def test_nothing_is_left_behind(batch):
     course = batch[0]
     forked.close_all()             # this process's own zygote (tests judging in-process) goes
-    for pid in watch._tree(os.getpid()):                     # no kernel, child or worker
+    for pid in watch.tree(os.getpid()):                     # no kernel, child or worker
         with open(f"/proc/{pid}/cmdline", "rb") as fh:
             seen = fh.read()
         assert pid == os.getpid() or not any(

@@ -18,9 +18,9 @@ import nbformat
 import pytest
 from nbgrader.validator import Validator
 
-from grader.instructor import classroom as C
 from grader.judge import sandbox
 from tests.fixtures.attacks import DECOY_SPY, DECOY_SPY_RUN
+from tools import classroom as C
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")]
 

@@ -197,7 +197,7 @@ def _notebook_with(spy_extra: str, rule: str):
 
     import nbformat
 
-    from grader.instructor import classroom as C
+    from tools import classroom as C
     nb = nbformat.read(os.path.join(C.ROOT, "exercises", "01-the-rule-per-primitive",
                                     "01-the-rule-per-primitive.ipynb"), as_version=4)
     for cell in nb.cells:

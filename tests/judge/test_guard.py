@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 from grader import lessons
-from grader.instructor import classroom as C
 from grader.judge import runner
 from grader.judge.box import tamper
 from tests.fixtures import judging
 from tests.fixtures.attacks import DECOY_SPY_RUN
+from tools import classroom as C
 
 pytestmark = pytest.mark.filterwarnings("ignore::grader.judge.sandbox.SandboxUnavailable")
 

@@ -6,6 +6,7 @@ import sys
 import pytest
 
 from grader.judge import cgroup, sandbox
+from grader.judge.sandbox import End
 
 SMALL = sandbox.Limits(wall_s=20, cpu_s=3, memory_mb=256, tasks=64, output_mb=2, answer_mb=1,
                        tmpfs_mb=8)
@@ -59,18 +60,19 @@ def _walk_names(top):
 class TestOneChild:
     def test_the_answer_has_its_own_pipe(self, boxed, mechanism):
         out = child(ANSWER + "print('noise' * 100)\nanswer('hello')\n", use_bwrap=boxed)
-        assert (out.answer, out.failure) == ("hello", None)
+        assert (out.answer, out.kind, out.failure) == ("hello", End.OK, None)
 
     def test_printing_without_end_is_killed_at_the_cap(self, boxed, mechanism):
         out = child(FLOOD, use_bwrap=boxed)
-        assert out.failure == "printed more than 2 MiB" and out.answer == ""
+        assert (out.kind, out.failure, out.answer) == (End.OUTPUT, "printed more than 2 MiB", "")
 
     def test_an_answer_past_its_cap_is_refused(self, boxed, mechanism):
         out = child(ANSWER + "answer('x' * (3 << 20))\n", use_bwrap=boxed)
-        assert out.failure == "answered with more than 1 MiB"
+        assert (out.kind, out.failure) == (End.ANSWER, "answered with more than 1 MiB")
 
     def test_a_memory_bomb_is_stopped(self, boxed, mechanism):
-        assert child(MEMORY, use_bwrap=boxed).failure == "used more than 256 MiB of memory"
+        out = child(MEMORY, use_bwrap=boxed)
+        assert (out.kind, out.failure) == (End.MEMORY, "used more than 256 MiB of memory")
 
     def test_memory_spread_over_processes_counts_together(self, boxed):
         if not sandbox.cgroups():
@@ -81,12 +83,13 @@ class TestOneChild:
 
     def test_a_fork_bomb_is_stopped_and_nothing_survives(self, boxed, mechanism):
         out = child(FORKS, use_bwrap=boxed)
-        assert out.failure == "started more than 64 processes or threads"
+        assert (out.kind, out.failure) == (End.TASKS, "started more than 64 processes or threads")
         assert not leftovers()
 
     def test_cpu_time_is_limited(self, boxed, mechanism):
         limits = sandbox.Limits(wall_s=20, cpu_s=1, memory_mb=256, tasks=64)
-        assert child(SPIN, limits, use_bwrap=boxed).failure == "used more than 1 s of CPU time"
+        out = child(SPIN, limits, use_bwrap=boxed)
+        assert (out.kind, out.failure) == (End.CPU, "used more than 1 s of CPU time")
 
     def test_the_environment_is_allow_listed(self, boxed, monkeypatch):
         monkeypatch.setenv("INSIDE_VMAP_SECRET", "do-not-show")
@@ -111,16 +114,18 @@ def test_every_tmpfs_is_sized():
 
 def test_a_sleep_times_out():
     out = child(SLEEP, sandbox.Limits(wall_s=2, cpu_s=3, memory_mb=256))
-    assert out.failure == "timed out after 2 s"
+    assert (out.kind, out.failure) == (End.TIMED_OUT, "timed out after 2 s")
 
 
 def test_one_budget_spans_every_child_of_a_submission():
     budget = sandbox.Budget(3)
     limits = sandbox.Limits(wall_s=2, cpu_s=30, memory_mb=256)
     assert child(SLEEP, limits, budget=budget).failure == "timed out after 2 s"
-    assert child(SLEEP, limits, budget=budget).failure == budget.spent()   # 1 s was left
+    second = child(SLEEP, limits, budget=budget)                          # 1 s was left
+    assert (second.kind, second.failure) == (End.TIMED_OUT, budget.spent())
     assert budget.left() <= 0
-    assert child("print('never runs')", limits, budget=budget).failure == budget.spent()
+    never = child("print('never runs')", limits, budget=budget)
+    assert (never.kind, never.failure) == (End.TIMED_OUT, budget.spent())
 
 
 def test_the_mechanism_is_named():

@@ -23,7 +23,7 @@ def cells_run(*sources, limits=SMALL, forked_=True) -> tuple[list[str], str | No
     """The cells' errors (what each reported) and the child's failure, if any."""
     talk = session.Session([{"kind": "answer", "name": f"c{i}", "source": s}
                             for i, s in enumerate(sources)], {}, None, 1 << 16)
-    out = sandbox.run("grader.judge.box.child", "", limits, True, forked=forked_, talk=talk)
+    out = forked.judge_child("", limits, True, forked=forked_, talk=talk)
     if out.failure is not None:
         return [], out.failure
     assert talk.said_bye

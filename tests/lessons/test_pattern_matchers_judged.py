@@ -15,7 +15,7 @@ import pytest
 
 pytest.importorskip("nbgrader", reason="grading needs the instructor tools (JAX 0.4.38's venv has none)")
 
-from grader.instructor import classroom as C
+from tools import classroom as C
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")]
 

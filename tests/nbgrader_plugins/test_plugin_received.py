@@ -13,8 +13,8 @@ import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 from nbgrader.utils import parse_utc
 
-from grader.instructor import classroom as C
 from grader.nbgrader_plugins.received import ReceivedTimes
+from tools import classroom as C
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")]
 A = "a1"

@@ -1,11 +1,12 @@
-"""`make bench` (grader/instructor/bench.py): its measuring code runs end to end on one
+"""`make bench` (tools/bench): its measuring code runs end to end on one
 student and prints what docs/performance.md quotes. No timing is asserted here; timings come from
 `make bench`."""
 import re
 
 import pytest
 
-from grader.instructor import bench
+from tools import bench
+from tools.bench import cluster, runs
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")]
 # The last line as docs/performance.md quotes it.
@@ -35,8 +36,18 @@ def test_a_run_differing_from_the_serial_one_is_found():
               ("score", "a", "s001", "g"): 1.0, ("outputs", "a", "s001", "g"): "ok"}
     same = {("score", "a", s, "g"): 1.0 for s in ("s000", "s005")} | \
         {("outputs", "a", s, "g"): "ok" for s in ("s000", "s005")}
-    assert bench.differences(same, serial) == []
+    assert runs.differences(same, serial) == []
     changed = same | {("outputs", "a", "s005", "g"): "other"}
-    assert bench.differences(changed, serial) == [(("outputs", "a", "s005", "g"), "ok", "other")]
+    assert runs.differences(changed, serial) == [(("outputs", "a", "s005", "g"), "ok", "other")]
     lost = {k: v for k, v in same.items() if k[2] != "s005" or k[0] != "score"}
-    assert bench.differences(lost, serial)[0][2] == "not graded"
+    assert runs.differences(lost, serial)[0][2] == "not graded"
+
+
+def test_the_bench_column_gives_the_speedup_per_added_worker():
+    lines = []
+    cluster.table({1: {"submissions": 40, "grading_s": 160.0, "setup_s": 6.0,
+                       "per_minute": 15.0, "same": True},
+                   2: {"submissions": 40, "grading_s": 100.0, "setup_s": 6.0,
+                       "per_minute": 24.0, "same": True}}, echo=lines.append)
+    assert lines[-1] == "  1 -> 2 workers: throughput x1.60 (x1.60 per added worker)"
+    assert any(line.split()[:2] == ["2", "40"] and line.endswith("yes") for line in lines)

@@ -1,6 +1,6 @@
 """End to end: a simulated class through release, submit, collect, autograde, feedback, export.
 
-The same scenario as `make demo` (grader/instructor/classroom.py), in a throw-away course built from
+The same scenario as `make demo` (tools/classroom/), in a throw-away course built from
 the real exercises; every student's row of the export is asserted exactly. Then the gradebook's
 safety: re-running autograde changes nothing, and a run killed half-way loses nothing.
 """
@@ -18,8 +18,8 @@ import nbformat
 import pytest
 from nbgrader.api import Gradebook
 
-from grader.instructor import classroom as C
 from grader.nbgrader_plugins import BLANK, FAILED, GRADED, GRADING, INTERRUPTED, MISSING, NOT_AUTOGRADED, GradingStatus
+from tools import classroom as C
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")]
 

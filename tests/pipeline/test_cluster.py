@@ -1,6 +1,6 @@
 """Grading on a Dask cluster (grader/instructor/distributed.py) into a real PostgreSQL server
 (tests/fixtures/postgres.py), with a `dask scheduler` and two `dask worker` processes on
-loopback, started here and stopped by PID (grader.instructor.bench_cluster.CliCluster).
+loopback, started here and stopped by PID (tools.bench.cluster.CliCluster).
 
 The same small class graded serially into SQLite and on the cluster into PostgreSQL exports the
 same grades, holds the same grades and comments in its gradebook and gets the same feedback, as the
@@ -27,10 +27,11 @@ import psutil
 import pytest
 import sqlalchemy as sa
 
-from grader.instructor import bench, bench_cluster
-from grader.instructor import classroom as C
-from grader.instructor.inprocess import nbgrader
 from tests.fixtures import seen
+from tools import classroom as C
+from tools.bench import cluster as bench_cluster
+from tools.bench import runs
+from tools.classroom.inprocess import nbgrader
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")]
 TIMEOUT, SEED = 30, 20260105
@@ -83,7 +84,7 @@ def autograde(paths, cluster, *extra):
     proc = subprocess.Popen(
         [sys.executable, "-m", "grader.instructor", "autograde", f"--Execute.timeout={TIMEOUT}",
          f"--JudgeExercises.seed={SEED}", f"--scheduler={cluster.address}", *extra],
-        cwd=paths.course, env=bench._env(), stdout=log, stderr=subprocess.STDOUT,
+        cwd=paths.course, env=runs.env(), stdout=log, stderr=subprocess.STDOUT,
         start_new_session=True)
     return proc, log
 

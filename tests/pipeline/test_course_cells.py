@@ -13,8 +13,8 @@ import os
 import nbformat
 import pytest
 
-from grader.instructor import classroom as C
 from grader.lessons import NOT_SHOWN
+from tools import classroom as C
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")]
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.instructor import classroom as C
+from tools import classroom as C
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.slow]

@@ -8,7 +8,7 @@ import nbformat
 import pytest
 from nbgrader.api import Gradebook
 
-from grader.instructor import classroom as C
+from tools import classroom as C
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning"),
               pytest.mark.skipif(shutil.which("make") is None, reason="no make")]

@@ -26,9 +26,9 @@ import nbformat
 import pytest
 from nbgrader.api import Gradebook
 
-from grader.instructor import classroom as C
 from grader.nbgrader_plugins import NEEDS_MANUAL, OVERRIDDEN
 from tests.fixtures.servers import course_server, start_server
+from tools import classroom as C
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning"),
               pytest.mark.skipif(shutil.which("make") is None, reason="no make")]

@@ -13,7 +13,7 @@ import time
 import pytest
 import sqlalchemy as sa
 
-from grader.instructor import classroom as C
+from tools import classroom as C
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")]
 TIMEOUT, SEED = 30, 20260105

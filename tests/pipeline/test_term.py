@@ -19,9 +19,9 @@ import nbformat
 import pytest
 from nbgrader.api import Gradebook
 
-from grader.instructor import classroom as C
-from grader.instructor import simclass
 from grader.nbgrader_plugins import BLANK, GRADED, LATE, MISSING, OVERRIDDEN
+from tools import classroom as C
+from tools.classroom import simclass
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning"),
               pytest.mark.skipif(shutil.which("make") is None, reason="no make")]

@@ -11,7 +11,7 @@ import pytest
 from nbgrader.api import Gradebook
 from traitlets.config.loader import PyFileConfigLoader
 
-from grader.instructor import classroom as C
+from tools import classroom as C
 
 pytestmark = pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")
 DEFAULT = "/usr/local/share/nbgrader/exchange"

@@ -18,9 +18,9 @@ import nbformat
 import pytest
 from traitlets.config.loader import PyFileConfigLoader
 
-from grader.instructor import classroom as C
 from grader.judge import kernel
 from tests.fixtures.servers import start_server
+from tools import classroom as C
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.slow]

@@ -7,9 +7,14 @@ submissions break: a kernel that dies (``os._exit(1)``), a loop that ignores SIG
 cut in half, a submission without its notebook, a student who never submits. Each step is the
 nbgrader command an instructor or student would type, run in-process with the course's
 configuration, so the demo and the end-to-end test exercise exactly what a term uses.
+
+Development tooling (``make demo``, the simulated term of ``make class-roster``, ``class-submit``
+and ``try-submit``, ``make bench``, the pipeline tests), not part of the installed ``grader``
+package: it runs from a checkout and uses grader through its public modules.
 """
 from __future__ import annotations
 
+import grader.instructor  # noqa: F401  # isort: skip  (first: it takes jsonschema's IRI grammar out)
 import contextlib
 import csv
 import os
@@ -19,7 +24,7 @@ from dataclasses import dataclass, field
 
 import nbformat
 
-from ..nbgrader_plugins import (
+from grader.nbgrader_plugins import (
     FAILED,
     GRADED,
     KERNEL_DIED,
@@ -30,8 +35,9 @@ from ..nbgrader_plugins import (
     UNCHANGED,
     UNREADABLE,
 )
-from ..repo import ROOT  # also C.ROOT to the bench and the tests
-from .inprocess import CommandFailed, _Tee, nbgrader  # noqa: F401  (re-exported)
+from grader.repo import ROOT  # also C.ROOT to the bench and the tests
+
+from .inprocess import CommandFailed, Tee, nbgrader  # noqa: F401  (re-exported)
 
 COURSE_ID = "inside-vmap"
 
@@ -211,7 +217,7 @@ def build_course(work: str, exercises: str | None = None, settings: dict | None 
 def set_term(paths: Paths, settings: dict) -> None:
     """Append ``c.Class.trait = value`` lines to the course copy's nbgrader_config.py."""
     with open(os.path.join(paths.course, "nbgrader_config.py"), "a", encoding="utf-8") as fh:
-        fh.write("\n# ---- this copy's term (grader.instructor.classroom.set_term) ----\n")
+        fh.write("\n# ---- this copy's term (tools.classroom.set_term) ----\n")
         for key, value in settings.items():
             fh.write(f"c.{key} = {value!r}\n")
 
@@ -282,11 +288,11 @@ def collect(paths: Paths, echo=None) -> None:
 
 def autograde(paths: Paths, timeout: int, echo=None, extra=()) -> str:
     """``python -m grader.instructor autograde`` in this process; returns what it printed."""
-    from .autograde import AutogradeEach
+    from grader.instructor.autograde import AutogradeEach  # nbgrader's converters: when used
     argv = [f"--Execute.timeout={timeout}"] + list(extra)
     if echo:
         echo("$ python -m grader.instructor autograde " + " ".join(argv))
-    out = _Tee(sys.stdout if echo else None)
+    out = Tee(sys.stdout if echo else None)
     with contextlib.redirect_stdout(out):
         nbgrader(argv, paths.course, app_class=AutogradeEach)
     return out.getvalue()

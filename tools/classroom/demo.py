@@ -1,13 +1,13 @@
-"""``make demo``: the simulated class of `grader.instructor.classroom` through a whole term in a
-throw-away course, ending with the grade table and whether every row is what the scenario
-expects."""
+"""``make demo`` (``python -m tools.classroom.demo``): the simulated class of `tools.classroom`
+through a whole term in a throw-away course, ending with the grade table and whether every row
+is what the scenario expects."""
 from __future__ import annotations
 
 import shutil
 import tempfile
 import time
 
-from .classroom import CLASS, Expected, build_course, expected, run_term
+from . import CLASS, Expected, build_course, expected, run_term
 
 
 def table(rows: list[dict]) -> str:
@@ -21,7 +21,7 @@ def table(rows: list[dict]) -> str:
 
 def demo_main(argv: list[str]) -> int:
     import argparse
-    parser = argparse.ArgumentParser(prog="python -m grader.instructor demo",
+    parser = argparse.ArgumentParser(prog="python -m tools.classroom.demo",
                                      description="Run a simulated class through the whole term "
                                                  "in a throw-away copy of the course.")
     parser.add_argument("--keep", metavar="DIR", help="build the course in DIR and keep it")
@@ -56,3 +56,8 @@ def _differs(row: dict, want: Expected | None) -> bool:
     score = None if row["score"] == "" else float(row["score"])
     return (score, float(row["max_score"]), row["status"], row["reason"]) != \
         (want.score, want.max_score, want.status, want.reason)
+
+
+if __name__ == "__main__":
+    import sys
+    sys.exit(demo_main(sys.argv[1:]))

@@ -20,7 +20,7 @@ import sys
 import tempfile
 import time
 
-from . import bench
+from . import runs
 
 CLUSTER_LINE = re.compile(r"on the cluster: (\d+) submission\(s\) in ([\d.]+) s of grading "
                           r"after ([\d.]+) s of set-up")
@@ -39,7 +39,7 @@ class CliCluster:
     def __init__(self, work: str | None = None, env: dict | None = None,
                  scheduler_env: dict | None = None):
         self.work = work or tempfile.mkdtemp(prefix="inside-vmap-dask-")
-        self.env = dict(bench._env(), **(env or {}))
+        self.env = dict(runs.env(), **(env or {}))
         self.scheduler_env = scheduler_env or {}
         self.port, self.dashboard_port = free_port(), free_port()
         self.address = f"tcp://127.0.0.1:{self.port}"
@@ -115,33 +115,33 @@ def stop(proc: subprocess.Popen | None) -> None:
 # ---- the measurement ----------------------------------------------------------------------------
 def measure(paths, seed: int, reference: dict, counts=(1, 2), echo=print) -> dict:
     """``{workers: {"grading_s", "setup_s", "submissions", "per_minute", "same"}}`` for a run
-    on a fresh cluster of each size; ``reference``: `bench.results` of the local run."""
+    on a fresh cluster of each size; ``reference``: `runs.results` of the local run."""
     found = {}
     for k in counts:
-        before = bench.load()
+        before = runs.load()
         cluster = CliCluster().start()
         try:
             for _ in range(k):
                 cluster.add_worker()
             cluster.wait_for(k)
-            took, out = bench._timed(
+            took, out = runs.timed(
                 [sys.executable, "-m", "grader.instructor", "autograde", "--force",
                  f"--JudgeExercises.seed={seed}", f"--scheduler={cluster.address}"],
                 paths.course)
         finally:
             cluster.stop()
             shutil.rmtree(cluster.work, ignore_errors=True)
-        bench.full_marks(paths, f"make autograde SCHEDULER=... ({k} worker(s))")
+        runs.full_marks(paths, f"make autograde SCHEDULER=... ({k} worker(s))")
         m = CLUSTER_LINE.search(out)
         if not m:
             raise RuntimeError(f"autograde on the cluster printed no closing line:\n{out[-2000:]}")
         n, grading_s, setup_s = int(m.group(1)), float(m.group(2)), float(m.group(3))
-        same = bench.differences(bench.results(paths), reference) == []
+        same = runs.differences(runs.results(paths), reference) == []
         found[k] = {"submissions": n, "grading_s": grading_s, "setup_s": setup_s,
                     "whole_s": took, "per_minute": n / grading_s * 60, "same": same}
         echo(f"bench: {k} Dask worker(s): {n} submissions graded in {grading_s:.1f} s after "
              f"{setup_s:.1f} s of set-up ({n / grading_s * 60:.1f} per minute; whole run "
-             f"{took:.1f} s); load {before} -> {bench.load()}")
+             f"{took:.1f} s); load {before} -> {runs.load()}")
     return found
 
 

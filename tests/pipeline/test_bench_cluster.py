@@ -1,21 +1,22 @@
-"""`make bench`'s distributed column (grader/instructor/bench_cluster.py) end to end on one
+"""`make bench`'s distributed column (tools/bench/cluster.py) end to end on one
 student: a fresh `dask scheduler` and worker, the run timed from its own closing line, its
 scores and feedback compared with a local run's. No timing is asserted."""
 import secrets
 
 import pytest
 
-from grader.instructor import bench, bench_cluster
-from grader.instructor import classroom as C
+from tools import classroom as C
+from tools.bench import cluster as bench_cluster
+from tools.bench import runs
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")]
 
 
 def test_one_worker_s_throughput_is_measured_on_a_class_graded_as_locally(tmp_path):
-    paths = bench.build(str(tmp_path / "class"), 1)
+    paths = runs.build(str(tmp_path / "class"), 1)
     seed = secrets.randbelow(2 ** 63)
-    bench.run_course(paths, 1, seed)
-    local = bench.results(paths)
+    runs.run_course(paths, 1, seed)
+    local = runs.results(paths)
     lines = []
     found = bench_cluster.measure(paths, seed, local, counts=(1,), echo=lines.append)
     n = len(C.assignments(paths.exercises))         # one student: one submission per assignment

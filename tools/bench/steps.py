@@ -10,8 +10,9 @@ import tempfile
 import textwrap
 import time
 
-from . import classroom as C
-from .bench import _env, submitted_notebooks
+from tools import classroom as C
+
+from .runs import env, submitted_notebooks
 
 # ---- where make autograde's time goes --------------------------------------------------------------------
 KERNEL = textwrap.dedent("""\
@@ -64,14 +65,14 @@ def breakdown(paths: C.Paths) -> list[tuple[str, float]]:
                        ("python + import autograde (per worker)",
                         "import grader.instructor.autograde")):
         t0 = time.monotonic()
-        subprocess.run([sys.executable, "-c", code], env=_env(), check=True, cwd=C.ROOT)
+        subprocess.run([sys.executable, "-c", code], env=env(), check=True, cwd=C.ROOT)
         out.append((what, time.monotonic() - t0))
-    from ..judge import sandbox
+    from grader.judge import sandbox
     kinds = [("inside-vmap", []), ("inside-vmap-sandboxed", [])]
     if sandbox.available() and sandbox.cgroups():      # where make autograde forks its kernels
         kinds.append(("inside-vmap-sandboxed", ["forked"]))
     for name, how in kinds:
-        p = subprocess.run([sys.executable, "-c", KERNEL, name, *how], env=_env(),
+        p = subprocess.run([sys.executable, "-c", KERNEL, name, *how], env=env(),
                            capture_output=True, text=True, cwd=C.ROOT)
         found = [x for x in p.stdout.splitlines() if x.startswith("@@ ")]
         what = f"{name}, forked from its zygote" if how else name
@@ -91,7 +92,7 @@ def _judge_times(paths: C.Paths, path: str) -> list[tuple[str, float]]:
     the warm-up before them also pays what a process pays on its first judge of an assignment."""
     import nbformat
 
-    from ..judge import runner, sandbox, warm
+    from grader.judge import runner, sandbox, warm
     nb, name = nbformat.read(path, as_version=4), os.path.basename(path)
     assignment = os.path.basename(os.path.dirname(path))
     key = runner.case_key(assignment, os.path.splitext(name)[0])
@@ -159,7 +160,7 @@ def check_latency(paths: C.Paths) -> dict[str, tuple[float, float]]:
     found = {}
     for a in C.assignments(paths.exercises):
         nbs = [os.path.join(paths.exercises, a, n) for n in C.source_notebooks(paths.exercises, a)]
-        p = subprocess.run([sys.executable, "-c", CHECKS] + nbs, env=_env(), cwd=C.ROOT,
+        p = subprocess.run([sys.executable, "-c", CHECKS] + nbs, env=env(), cwd=C.ROOT,
                            capture_output=True, text=True)
         if p.returncode != 0:
             raise RuntimeError(p.stderr[-2000:])

@@ -1,6 +1,6 @@
 """nbgrader's commands run in this process, as a shell would run them from a folder (config files
 included), with what they log kept instead of printed: the simulated term's steps
-(`grader.instructor.classroom`) and the tests use them."""
+(`tools.classroom`) and the tests use them."""
 from __future__ import annotations
 
 import io
@@ -50,7 +50,7 @@ def nbgrader(argv: list[str], cwd: str, app_class=None, echo=None) -> str:
     return buff.getvalue()
 
 
-class _Tee(io.StringIO):
+class Tee(io.StringIO):
     """Keeps what is written, and passes it on to ``also`` (the terminal) as it comes."""
 
     def __init__(self, also=None):

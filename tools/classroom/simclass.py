@@ -1,11 +1,12 @@
 """A simulated class for trying a whole term from docs/instructors.md's commands (``make class-roster``,
-``make class-submit``), with the real exercises, the course's config and nbgrader's exchange.
+``make class-submit``, ``make try-submit``: ``python -m tools.classroom.simclass``), with the
+real exercises, the course's config and nbgrader's exchange.
 
 * `write_roster`: ``N`` students as a Canvas gradebook export lists them (``Student, ID, SIS
   User ID, SIS Login ID, Section``), for ``make roster FILE=...``.
 * `submit_class`: every student on that roster fetches each released assignment through the
   exchange (``nbgrader fetch_assignment``), answers it as their kind of student does
-  (`grader.instructor.classroom.answer`: the solutions, a part of them, nothing, broken JSON)
+  (`tools.classroom.answer`: the solutions, a part of them, nothing, broken JSON)
   and submits it (``nbgrader submit``), each from a home folder of their own whose
   nbgrader_config.py names the course's exchange, as a student's server would.
 
@@ -23,8 +24,8 @@ import time
 import nbformat
 from traitlets.config.loader import PyFileConfigLoader
 
-from ..nbgrader_plugins.roster import convert
-from . import classroom as C
+from grader.nbgrader_plugins.roster import convert
+from tools import classroom as C
 
 # One period of the class: 20 students, 13 full, 4 partial, 1 blank, 1 corrupt, 1 never submits.
 PATTERN = (C.FULL, C.PARTIAL, C.BLANK, C.NEVER, C.FULL, C.FULL, C.PARTIAL, C.FULL, C.FULL,
@@ -140,7 +141,7 @@ def try_submit(course: str, sim: str, student: str, assignment: str, kind: str =
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m grader.instructor class",
+    parser = argparse.ArgumentParser(prog="python -m tools.classroom.simclass",
                                      description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="step", required=True)
     r = sub.add_parser("roster", help="write SIM/roster.csv, a Canvas-style roster of N students")
