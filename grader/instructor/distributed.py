@@ -195,7 +195,7 @@ def _ship_cache(client, folder: str, token: str) -> str:
 def _grade(client, app, status, todo, run: Run, report, conf) -> float:
     """Hand the submissions out, ``per_worker`` per worker at a time; record each result as
     it comes. Returns the seconds from the first hand-out to the last result."""
-    root, pending, running = app.coursedir.root, list(todo), {}
+    pending, running = list(todo), {}
     progress = Progress(len(todo), app.out, conf.progress_every)
     started = time.monotonic()
 
