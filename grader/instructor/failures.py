@@ -10,11 +10,10 @@ say), is never read for a reason.
 from __future__ import annotations
 
 import functools
-import json
 
 from nbgrader.converters import Autograde
 
-from ..nbgrader_plugins import KERNEL_DIED, TIMED_OUT, UNREADABLE, safe
+from ..judge.failure import chain, failure_reason  # noqa: F401  (re-exported for the batch)
 
 
 class RecordingAutograde(Autograde):
@@ -52,44 +51,6 @@ def outcome(converter: RecordingAutograde, result: dict) -> dict:
     err = converter.failure
     return dict(result, reason="" if result["success"] else failure_reason(err),
                 interrupted=isinstance(err, KeyboardInterrupt), locked=_locked(err))
-
-
-def failure_reason(err: BaseException | None) -> str:
-    """One line for the grading status, the terminal and the export: the first known kind of
-    failure along the exception's chain, else its type and message."""
-    if err is None:
-        return "autograde error: unknown (see autograde.log)"
-    for link in chain(err):
-        known = _known(link)
-        if known:
-            return known
-    return safe.text(f"autograde error: {type(err).__name__}: {err}", 200)
-
-
-def chain(err: BaseException):
-    """``err``, then what caused it (``raise ... from``) or was being handled, once each."""
-    seen = set()
-    while err is not None and id(err) not in seen:
-        seen.add(id(err))
-        yield err
-        err = err.__cause__ or err.__context__
-
-
-def _known(err: BaseException) -> str:
-    from nbclient.exceptions import DeadKernelError
-    from nbformat.reader import NotJSONError
-    from nbgrader.preprocessors.execute import UnresponsiveKernelError
-
-    from ..judge.execute import KernelLimitExceeded
-    if isinstance(err, KernelLimitExceeded):
-        return safe.text(err.reason, 200)
-    if isinstance(err, (TimeoutError, UnresponsiveKernelError)):   # nbclient's CellTimeoutError too
-        return TIMED_OUT
-    if isinstance(err, DeadKernelError):
-        return KERNEL_DIED
-    if isinstance(err, (NotJSONError, json.JSONDecodeError)):
-        return UNREADABLE
-    return ""
 
 
 def _locked(err: BaseException | None) -> bool:

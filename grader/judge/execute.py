@@ -42,20 +42,14 @@ from . import cgroup, kernel, quota, sandbox, watch
 from .box import outstream
 from .channels import BoundedKernelManager
 from .channels import size as message_size
+from .failure import MARK, KernelLimitExceeded, failure_reason  # noqa: F401  (MARK: re-exported)
 from .watchdog import KernelRun, Watchdog, exercise_of_cells
 
 _OUTSTREAM = "--IPKernelApp.outstream_class"     # the kernel's stdout and stderr
 # Read past output_hard_mb: when a cell runs and ends (small, whatever the kernel prints).
 _READ_ON = {"status", "execute_input"}
-MARK = "inside-vmap limit: "       # how the message starts in nbgrader's log; .reason is the reason
 _KEPT = {"stream", "display_data", "execute_result", "error", "update_display_data",
          "comm_open", "comm_msg"}
-
-
-class KernelLimitExceeded(RuntimeError):
-    def __init__(self, reason: str):
-        super().__init__(MARK + reason)
-        self.reason = reason
 
 
 def _limit(reason: str, cause: BaseException | None) -> KernelLimitExceeded:
@@ -146,7 +140,6 @@ class BoundedExecute(Execute):
         if error is not None:
             # Recorded here, where every front end's autograde passes (nbgrader's CLI and API,
             # the formgrader, make autograde): nbgrader only logs the error and goes on.
-            from ..instructor.failures import failure_reason
             from ..nbgrader_plugins.status import FAILED, record_step
             try:
                 record_step(self, resources, FAILED, failure_reason(error))

@@ -23,7 +23,10 @@ HIDING_ATTRS = frozenset({
     "gi_frame", "_getframe", "modules", "meta_path", "__getattr__", "__setitem__", "__delitem__",
     # the originals behind a wrapper: its closure, defaults and constants, read as data
     "cell_contents", "getclosurevars", "nonlocals", "__kwdefaults__", "__defaults__",
-    "co_consts", "getmembers"})
+    "co_consts", "getmembers",
+    # importlib's machinery reached without importlib: a finder, a loader, and what compiles
+    "path_importer_cache", "path_hooks", "find_spec", "loader", "source_to_code", "exec_module",
+    "get_code", "_bootstrap", "_bootstrap_external", "_find_and_load"})
 # What watches calls: the judge's child watches an answer with these, which must stay its own.
 TRACING_ATTRS = frozenset({"monitoring", "settrace", "setprofile", "settrace_all_threads",
                            "setprofile_all_threads", "gettrace", "getprofile", "_current_frames",

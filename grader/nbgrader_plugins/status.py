@@ -26,29 +26,27 @@ from traitlets import Unicode
 from traitlets.config import LoggingConfigurable
 
 from . import lock, safe
-
-# The statuses a submission can have, as written in the export's ``status`` column.
-GRADED = "graded"
-NEEDS_MANUAL = "needs manual grading"
-OVERRIDDEN = "overridden"       # a grader set a manual score (formgrader or the gradebook)
-BLANK = "blank"                 # no answer cell changed since the release
-LATE = "late"                   # submitted after the due date; the penalty is applied
-FAILED = "failed"
-MISSING = "missing"
-GRADING = "grading"             # only in the record: autograde started and has not finished
-
-# Reasons, as written in the export's ``reason`` column.
-KERNEL_DIED = "kernel died"
-TIMED_OUT = "timed out"
-UNREADABLE = "unreadable notebook"
-TOO_LARGE = "notebook too large"
-NOTHING_SUBMITTED = "nothing submitted"
-NO_NOTEBOOK = "no notebook in the submission"
-INTERRUPTED = "autograde stopped before it finished (interrupted, or an error: see its log); " \
-    "run it again"
-NOT_AUTOGRADED = "no autograded notebook (autograde failed or has not run; see its log)"
-STALE = "not autograded since the latest submission"
-UNCHANGED = "no answer cell changed since the release"
+from .states import (  # noqa: F401  (the status's words, re-exported)
+    BLANK,
+    FAILED,
+    GRADED,
+    GRADING,
+    INTERRUPTED,
+    KERNEL_DIED,
+    LATE,
+    MISSING,
+    NEEDS_MANUAL,
+    NO_NOTEBOOK,
+    NOT_AUTOGRADED,
+    NOTHING_SUBMITTED,
+    OVERRIDDEN,
+    STALE,
+    TIMED_OUT,
+    TOO_LARGE,
+    UNCHANGED,
+    UNREADABLE,
+)
+from .submission import digest, read_timestamp
 
 # The course's table in the gradebook's database: one row per course, assignment and student
 # (the key's lengths are nbgrader's own for these ids).
@@ -142,7 +140,6 @@ def _submission(step: NbGraderPreprocessor, resources):
     """(coursedir, assignment, student, timestamp, digest) of the submission whose notebook is
     being autograded, the digest as `submission.inspect_submission` computes it (nothing parsed
     again); None outside a submission's autograde (a step run alone, the judge's warm-up)."""
-    from .submission import digest, read_timestamp
     names = resources.get("nbgrader") or {}
     if not all(names.get(k) for k in ("db_url", "assignment", "student")):
         return None

@@ -20,7 +20,7 @@ from nbgrader.coursedir import CourseDirectory
 from traitlets import Float
 from traitlets.config import LoggingConfigurable
 
-from .status import MISSING, NO_NOTEBOOK, NOTHING_SUBMITTED, TOO_LARGE, UNREADABLE
+from .states import MISSING, NO_NOTEBOOK, NOTHING_SUBMITTED, TOO_LARGE, UNREADABLE
 
 PRESENT, BROKEN, OVERSIZED = "present", "unreadable", "too large"     # Submitted.state
 AUTOGRADED_EXTRA = 64 * 2 ** 20     # bytes autograde may add to a notebook (outputs, hidden tests)

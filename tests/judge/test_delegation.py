@@ -328,6 +328,8 @@ def test_calling_ones_own_answer_is_a_self_test_not_a_delegation():
     # a console that compiles and runs the string it is given (round 7)
     ("l4_vmap_jacobian", "import jax\nfrom _pyrepl.console import InteractiveColoredConsole as _C\n"
                          "_C({}).runsource('pass', jax.__file__, 'single')\n"),
+    # importlib's machinery reached through the path importer cache (round 8)
+    ("l2_where_it_lands", "import sys\n_f = list(sys.path_importer_cache.values())[0]\n"),
 ])
 def test_the_red_teams_readings_are_flagged_by_the_exercises_own_rules(grade_id, source):
     from grader import lessons

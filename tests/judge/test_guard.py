@@ -233,12 +233,22 @@ OUTSIDE_CODE = [
     # and the same claim made by compile itself
     "import code, jax\ncode.InteractiveConsole({}).runsource('_x = 1', jax.__file__)\n",
     "import jax\n_c = compile('_x = 1', jax.__file__, 'exec')\n",
+    # an installed loader's source_to_code called by hand, and a loader subclass whose get_data
+    # hands back the answer's own source (round 8: importlib's frames were taken for an import)
+    "import sys, jax\n_l = [f for f in sys.path_importer_cache.values() if f is not None and\n"
+    "      getattr(f, 'find_spec', None) and f.find_spec('jax')][0].find_spec('jax').loader\n"
+    "_c = _l.source_to_code('_x = 1', jax.__file__)\n",
+    "import sys, types, jax\n_l = [f for f in sys.path_importer_cache.values() if f is not None and\n"
+    "      getattr(f, 'find_spec', None) and f.find_spec('jax')][0].find_spec('jax').loader\n"
+    "class _R(type(_l)):\n    def get_data(self, path):\n        return b'_x = 1\\n'\n"
+    "_R('_m', jax.__file__).exec_module(types.ModuleType('_m'))\n",
 ]
 
 
 @pytest.mark.parametrize("code", OUTSIDE_CODE, ids=["own-module", "timeit-string", "eval",
                                                     "padded-code", "new-function", "console",
-                                                    "claimed-file"])
+                                                    "claimed-file", "loader-by-hand",
+                                                    "loader-subclass"])
 def test_code_from_outside_the_cells_and_the_packages_makes_the_exercise_tampered(code):
     got = run_child(request(L2, ["l2_where_it_lands"], {"where_it_lands": code + EMPTY_LANDS}))
     assert tamper.OUTSIDE in got["l2_where_it_lands"]["tampered"]

@@ -21,9 +21,9 @@ import nbformat
 import pytest
 from nbgrader.coursedir import CourseDirectory
 
-from grader.instructor import classroom as C
 from grader.nbgrader_plugins import FAILED, GRADED, KERNEL_DIED, GradingStatus
 from tests.fixtures.servers import course_server
+from tools import classroom as C
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")]
 

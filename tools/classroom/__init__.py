@@ -300,7 +300,7 @@ def autograde(paths: Paths, timeout: int, echo=None, extra=()) -> str:
 
 def feedback(paths: Paths, students=CLASS, echo=None) -> None:
     """`make feedback`: nbgrader's feedback, a page for each failed submission, released."""
-    from .failed_feedback import FailedFeedback
+    from grader.instructor.failed_feedback import FailedFeedback
     for a in assignments(paths.exercises):
         nbgrader(["generate_feedback", a, "--force"], paths.course, echo=echo)
         if echo:

@@ -7,8 +7,9 @@ moment it happens, with an audit hook (PEP 578), which cannot be removed. Code i
 it comes from, never by the file name it claims (``compile(source, jax.__file__, ...)`` claims
 JAX's): every code object is compiled (``compile``), read from bytes (``marshal.loads``) or built
 (``code.__new__``, ``function.__new__``), and each raises its event first. Known code: the
-child compiling the cells, installed code compiling or building while an installed module is
-imported (importlib, a library generating its functions), and the standard library's
+child compiling the cells, installed code compiling or building while an ``import`` statement
+imports an installed module through installed loaders (importlib, a library generating its
+functions), and the standard library's
 ``namedtuple`` and ``dataclass`` generators. (Reported at once: what then runs could change
 anything held here.)
 """
@@ -83,15 +84,32 @@ class Outside:
         return name.startswith(self.stdlib) and name.endswith(_GENERATORS)
 
     def _importing(self, frame) -> bool:
-        """Installed code, called (through installed code only) by an import in progress."""
+        """Installed code, called through installed code only by an import in progress: one an
+        ``import`` started (importlib's ``_find_and_load``, not a loader's method called by
+        hand), whose loaders are installed code (not a subclass whose ``get_code`` hands back
+        the answer's own)."""
         while frame is not None:
             name = frame.f_code.co_filename
-            if name.startswith("<frozen importlib._bootstrap"):
-                return True
             if not self._installed(name):
                 return False                   # an answer cell, or a file it wrote
+            if name.startswith("<frozen importlib._bootstrap"):
+                if not self._installed_object(frame.f_locals.get("self")):
+                    return False
+                if frame.f_code.co_name == "_find_and_load":
+                    return True
             frame = frame.f_back
         return False
+
+    def _installed_object(self, obj) -> bool:
+        """Whether every method ``obj``'s class (a loader, a finder) could run is installed code."""
+        if obj is None:
+            return True
+        for klass in type(obj).__mro__:
+            for value in vars(klass).values():
+                code = getattr(getattr(value, "__func__", value), "__code__", None)
+                if code is not None and not self._installed(code.co_filename):
+                    return False
+        return True
 
     def _installed(self, name: str) -> bool:
         return name.startswith("<frozen ") or os.path.realpath(name).startswith(self.roots)
