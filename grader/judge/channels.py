@@ -77,12 +77,12 @@ class BoundedKernelManager(AsyncKernelManager):
     async def _async_cleanup_resources(self, restart: bool = False) -> None:
         # A kernel found dead is never waited for (nbclient goes straight here): a forked one
         # is reaped now, so its zygote serves the next.
-        from . import forked
+        from . import forked, pool
         process = getattr(self.provisioner, "process", None)
         if isinstance(process, forked.Kernel):
             if process.poll() is None:
                 process.kill()
-            process.wait(forked.REPLY_S)
+            process.wait(pool.REPLY_S)
         await super()._async_cleanup_resources(restart=restart)
 
     cleanup_resources = _async_cleanup_resources     # AsyncKernelManager's public name for it

@@ -18,7 +18,7 @@ import time
 import nbformat
 import pytest
 
-from grader.judge import cgroup, forked, sandbox, watch
+from grader.judge import cgroup, pool, sandbox, watch
 from tools import classroom as C
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")]
@@ -313,7 +313,7 @@ def test_tmpfs_in_the_boxes_is_sized(batch):
 
 def test_nothing_is_left_behind(batch):
     course = batch[0]
-    forked.close_all()             # this process's own zygote (tests judging in-process) goes
+    pool.close_all()               # this process's own zygote (tests judging in-process) goes
     for pid in watch.tree(os.getpid()):                     # no kernel, child or worker
         with open(f"/proc/{pid}/cmdline", "rb") as fh:
             seen = fh.read()

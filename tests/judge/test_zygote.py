@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from grader.judge import cgroup, forked, sandbox, session
+from grader.judge import cgroup, forked, pool, sandbox, session
 from grader.judge.box import zygote
 from tests.fixtures.attacks import ESCALATIONS
 from tests.fixtures.kernelspec import installed
@@ -50,8 +50,8 @@ def observed(*sources, **kw):
 def zygote_pid():
     """The pid of the zygote that serves this thread, started now if there is none."""
     cells_run("pass")
-    assert forked.broken() is None, forked.broken()
-    (z,) = [z for zs in forked._IDLE.values() for z in zs if z.alive()][:1]
+    assert pool.broken() is None, pool.broken()
+    (z,) = [z for zs in pool._IDLE.values() for z in zs if z.alive()][:1]
     return z.proc.pid
 
 
@@ -139,7 +139,7 @@ def test_a_child_can_neither_read_nor_signal_the_zygote(zygote_pid):
     read, signalled = eval(seen)
     assert read == [] and signalled == []
     cells_run("pass")
-    (z,) = [z for zs in forked._IDLE.values() for z in zs if z.alive()][:1]
+    (z,) = [z for zs in pool._IDLE.values() for z in zs if z.alive()][:1]
     assert z.proc.pid == zygote_pid                                  # the same, unharmed
 
 
@@ -189,20 +189,20 @@ def test_a_child_ends_as_sys_exit_says(zygote_pid):
 
 def test_without_a_zygote_the_child_gets_a_box_of_its_own(monkeypatch):
     def refuse(*args):
-        raise forked.ZygoteFailed("refused for the test")
-    monkeypatch.setattr(forked, "Zygote", refuse)
-    monkeypatch.setattr(forked, "_IDLE", {})
-    monkeypatch.setattr(forked, "_BROKEN", {})
+        raise pool.ZygoteFailed("refused for the test")
+    monkeypatch.setattr(pool, "Zygote", refuse)
+    monkeypatch.setattr(pool, "_IDLE", {})
+    monkeypatch.setattr(pool, "_BROKEN", {})
     errors, failure = cells_run("import os\n" + report("os.getpid() != 1"))
     assert failure is None and reported(errors) == ["True"]     # bubblewrap's pid 2, not 1
-    assert forked.broken() == "refused for the test"
+    assert pool.broken() == "refused for the test"
 
 
 def test_a_dead_zygote_is_replaced(zygote_pid):
     os.kill(zygote_pid, signal.SIGKILL)
     errors, failure = cells_run(report("'after'"))
     assert failure is None and reported(errors) == ["'after'"]
-    pids = [z.proc.pid for zs in forked._IDLE.values() for z in zs if z.alive()]
+    pids = [z.proc.pid for zs in pool._IDLE.values() for z in zs if z.alive()]
     assert pids and zygote_pid not in pids
 
 
@@ -219,7 +219,7 @@ def test_a_child_whose_set_up_failed_retires_its_zygote(zygote_pid):
     broken): the child runs again in a fresh zygote. An answer exiting 71 costs itself that."""
     _, failure = cells_run(f"import sys\nsys.exit({zygote.SETUP_FAILED})")
     assert failure is not None and failure.startswith(f"exited with status {zygote.SETUP_FAILED}")
-    pids = [z.proc.pid for zs in forked._IDLE.values() for z in zs if z.alive()]
+    pids = [z.proc.pid for zs in pool._IDLE.values() for z in zs if z.alive()]
     assert pids and zygote_pid not in pids
     errors, failure = cells_run(report("'then'"))
     assert failure is None and reported(errors) == ["'then'"]
@@ -268,7 +268,7 @@ FORKED = "import os, sys\nprint('jax' in sys.modules and 'ipykernel' in sys.modu
 
 
 def _kernel_zygotes() -> list[int]:
-    return [z.proc.pid for k, zs in forked._IDLE.items() if k[0] == "kernel" for z in zs
+    return [z.proc.pid for k, zs in pool._IDLE.items() if k[0] == "kernel" for z in zs
             if z.alive()]
 
 
@@ -353,12 +353,12 @@ def test_nothing_that_names_a_student_passes_through_the_zygote(course, monkeypa
     """A forked kernel starts as a copy of its zygote's memory: what names a student (its
     folders, its connection and key) goes to the kernel's stdin, never through the zygote (the
     fifth red-team round found an earlier student's folder in a later kernel's memory)."""
-    sent, real = [], forked.socket.send_fds
+    sent, real = [], pool.socket.send_fds
 
     def recording(sock, buffers, fds, *args):
         sent.extend(buffers)
         return real(sock, buffers, fds, *args)
-    monkeypatch.setattr(forked.socket, "send_fds", recording)
+    monkeypatch.setattr(pool.socket, "send_fds", recording)
     assert kernel_run(course, FORKED, student="s2") == ["True\n"]
     assert sent
     for message in sent:

@@ -9,7 +9,7 @@ fresh /tmp, only its own folders, no capabilities; then `seccomp.py`'s filter an
 trusted process sends, through `confine.py`), with its answer pipe as fd 3 and every other fd
 closed.
 
-The trusted side (``forked.py``) moves the child into its cgroup before it lets it go on: the
+The trusted side (``pool.py``) moves the child into its cgroup before it lets it go on: the
 child waits for one byte on its stdin first. The zygote itself runs no student code, reads no
 request (the request goes straight to the child's stdin) and cannot be traced by its children
 (it is not dumpable). Protocol on the control socket (fd ``argv[1]``, SOCK_SEQPACKET): the
