@@ -317,7 +317,7 @@ def grading_status(paths: Paths) -> dict:
     (`grader.nbgrader_plugins.GradingStatus`): {(assignment, student): Record}."""
     from nbgrader.coursedir import CourseDirectory
 
-    from ..nbgrader_plugins import GradingStatus
+    from grader.nbgrader_plugins import GradingStatus
     where = CourseDirectory(root=paths.course, course_id=COURSE_ID,
                             db_url="sqlite:///" + os.path.join(paths.course, "gradebook.db"))
     return GradingStatus().load(where)

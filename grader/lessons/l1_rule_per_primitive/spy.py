@@ -193,15 +193,9 @@ def failure_hint(case, failure) -> str:
 # course computes the spy's answer from the case, never from tracers, so there is nothing of its
 # own to borrow: this one shows that the reading catches the import.
 DELEGATING = Delegating("""\
-import jax
-from grader.lessons.l1_rule_per_primitive.spy import _peeled
+from grader.lessons.l1_rule_per_primitive.spy import expect
 def spy(f, in_axes, *args):
-    report = []
-    def watched(*xs):
-        report[:] = [_peeled(x) for x in xs]
-        return f(*xs)
-    jax.vmap(watched, in_axes=in_axes)(*args)
-    return report
+    return expect({"in_axes": in_axes, "outer_axes": []})
 """, works=False)
 
 SPY = Exercise("spy", 3, ("spy",), observe.spy, cases, expect, compare, failure_hint=failure_hint,
