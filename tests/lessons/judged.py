@@ -32,3 +32,31 @@ def with_answers(assignment: str, answers: dict):
                 if f"def {name}(" in cell.source:
                     cell.source = code
     return nb
+
+
+# ---- what every assignment's judged test asserts -------------------------------------------------
+
+def verdicts(assignment: str, matching: dict, limits) -> dict:
+    """The judge's verdicts on the instructor's notebook, the released stubs and the
+    pattern-matching student's answers (``matching``: needed name -> cell source)."""
+    from grader.judge import runner
+    return {kind: runner.judge(nb, limits) for kind, nb in (
+        ("solved", source(assignment)), ("blank", released(assignment)),
+        ("matching", with_answers(assignment, matching)))}
+
+
+def assert_solved_earns_every_point(solved: dict, graded: set) -> None:
+    assert set(solved) == graded
+    assert all(r.passed for r in solved.values()), {g: r.summary() for g, r in solved.items()}
+
+
+def assert_earns_nothing(results: dict, graded: set) -> None:
+    """Neither a point nor a manual-grading flag on any graded exercise."""
+    assert set(results) == graded and not any(r.passed or r.manual for r in results.values()), {
+        g: r.summary() for g, r in results.items()}
+
+
+def assert_matcher_earns_no_more_than_a_blank(matching: dict, graded: set) -> None:
+    assert_earns_nothing(matching, graded)
+    for res in matching.values():          # failed on the cases, each with a hint, not a crash
+        assert res.findings and all(f.hint for f in res.findings)
