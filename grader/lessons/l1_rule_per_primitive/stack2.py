@@ -17,6 +17,9 @@ from . import draw
 from . import rule_cases as R
 from .kit import observe
 
+# One hidden case of each kind, every one with the batch off the front: there a rule that moves
+# everything to the front (JAX's concatenate rule, transcribed) moves what need not move, so each
+# draw shows it. Scalar examples and a batch at the front come in the unconstrained cases.
 KINDS = ("x unmapped", "y unmapped", "agree", "disagree")
 
 
@@ -27,14 +30,15 @@ def _case(rng, nested: bool, kind: str | None) -> dict | None:
     ax = [draw.axis(rng, rank + 1), draw.axis(rng, rank + 1)]
     if kind in ("x unmapped", "y unmapped"):
         ax[KINDS.index(kind)] = None
-        if max(a for a in ax if a is not None) % (rank + 1) == 0 and rank:
+        if rank == 0 or max(a for a in ax if a is not None) % (rank + 1) == 0:
             return None                     # the batch at the front: nothing to keep in place
     elif kind == "agree":
         ax[1] = ax[0] % (rank + 1) - (rank + 1) * int(rng.random() < 0.5)
-        if ax[0] % (rank + 1) == 0 and rank:
+        if rank == 0 or ax[0] % (rank + 1) == 0:
             return None
-    elif kind == "disagree" and (rank == 0 or ax[0] % (rank + 1) == ax[1] % (rank + 1)):
-        return None
+    elif kind == "disagree" and (rank == 0 or ax[0] % (rank + 1) == ax[1] % (rank + 1)
+                                 or 0 in (ax[0] % (rank + 1), ax[1] % (rank + 1))):
+        return None                         # one at the front: moving both to it moves only one
     elif kind is None and rng.random() < 0.3:
         ax[int(rng.integers(0, 2))] = None
     size, outer_size = R.sizes(rng)

@@ -40,6 +40,18 @@ def test_hidden_cases_ask_every_kind():
         assert set(kinds) == set(S2.KINDS)
 
 
+def test_every_draw_has_a_case_where_moving_everything_to_the_front_is_a_needless_move():
+    # The kinds' cases keep the batch off the front (an operand at the front would let the
+    # concatenate rule's moves pass as needed ones): each draw, not only most, shows the mistake.
+    for seed in range(200):
+        for case in S2.cases(np.random.default_rng(seed), True)[:len(S2.KINDS)]:
+            rank = len(case["shapes"][0]) - (case["in_axes"][0] is not None)
+            mapped = [d % (rank + 1) for d in case["in_axes"] if d is not None]
+            assert rank > 0 and 0 not in mapped, (seed, case)
+    assert not any(S2.check_stack2_rule(A.stack2_concatenate_rule, hidden=True, seed=s).passed
+                   for s in range(40))
+
+
 def test_a_raising_answer_is_a_failed_result():
     contract.assert_raising_answer_fails(S2.STACK2)
 
