@@ -1,8 +1,9 @@
 """Exercise 3, ``cheap_where(pred, x, y)``: jnp.where's values, and a batched program in which no
 unmapped operand is widened to the full batch, at any vmap level.
 
-``select_n``'s batching rule (behind jnp.where and lax.select) broadcasts every unmapped operand to
-the full batch; the broadcasting rule gives it a size-1 axis instead. The answer reaches the same
+``select_n``'s batching rule (behind jnp.where and lax.select), unless the operands' batch dims
+already agree, broadcasts every unmapped operand (an unmapped scalar predicate aside) to the full
+batch; the broadcasting rule gives it a size-1 axis instead. The answer reaches the same
 values through primitives that broadcast. Widening is read with the same definition as
 ``widened`` (`widened.widenings`), through jit programs too, on every level of the case's vmaps.
 """
