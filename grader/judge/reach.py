@@ -41,6 +41,22 @@ def statements(source: str) -> list[Facts] | None:
         return None
 
 
+def size(sources, most: int) -> int:
+    """Syntax-tree nodes of ``sources`` together, counted no further than ``most + 1`` (a
+    source that does not parse counts nothing: nothing reads it either)."""
+    count = 0
+    for source in sources:
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        for _ in ast.walk(tree):
+            count += 1
+            if count > most:
+                return count
+    return count
+
+
 def bound(stmt: ast.stmt) -> set[str]:
     """Module-level names ``stmt`` binds (or unbinds), in every form; ``ANY`` for a star import."""
     names: set[str] = set()
