@@ -37,17 +37,13 @@ def reasons(sources: list[str], rules: Delegation, reached=(), answers=()) -> li
     names the notebook's exercises ask the student to define (their ``needs``): calling one's own
     answer (``print(cond_plan(case))``) is a self-test, not a delegation, even where a rule
     forbids the course's helper of that name."""
-    found: list[str] = []
+    found: dict[str, None] = {}        # in the order found, each once (a dict: not a list's scan)
     for source in sources:
-        for reason in _read(source, rules, answers=answers):
-            if reason not in found:
-                found.append(reason)
+        found.update(dict.fromkeys(_read(source, rules, answers=answers)))
     for cell, source, indices in reached:
-        for reason in _read(source, rules, indices, answers):
-            reason = f"{reason} (in {cell}, whose code this answer uses)"
-            if reason not in found:
-                found.append(reason)
-    return found
+        found.update(dict.fromkeys(f"{reason} (in {cell}, whose code this answer uses)"
+                                   for reason in _read(source, rules, indices, answers)))
+    return list(found)
 
 
 def _read(source: str, rules: Delegation, indices=None, answers=()) -> list[str]:
@@ -72,7 +68,7 @@ class _Reader(ast.NodeVisitor):
         # ``mine``: the exercises' answer names, the student's own wherever used; a function's
         # locals (`scopes.local_names`) are the student's inside that function. Using one is not
         # using JAX's or the course's object.
-        self.rules, self.owned, self.mine, self.found = rules, owned, mine, []
+        self.rules, self.owned, self.mine, self.found = rules, owned, mine, {}
         # A string that *is* the name (or a dotted path ending in it) reaches the object, as in
         # getattr(module, "name"); a sentence that mentions it does not.
         self.words = [re.compile(rf"^\s*(?:[\w.:]+[.:])?{re.escape(n)}\s*$")
@@ -85,11 +81,10 @@ class _Reader(ast.NodeVisitor):
         self._settings = _jax_config_names(tree)
         self._docstrings = {id(n.body[0].value) for n in ast.walk(tree) if _is_docstring_owner(n)}
         self.visit(tree)
-        return self.found
+        return list(self.found)
 
     def _say(self, reason: str) -> None:
-        if reason not in self.found:
-            self.found.append(reason)
+        self.found.setdefault(reason)          # once each, in order (a dict: no list scan)
 
     def generic_visit(self, node):
         if not isinstance(node, scopes.SCOPES):

@@ -45,6 +45,11 @@ class JudgeExercises(NbGraderPreprocessor):
                                    "answer pipe (the largest honest one is a few KiB). Checked "
                                    "as it arrives, before it is decoded: past it the child is "
                                    "stopped and that exercise fails.").tag(config=True)
+    answer_nodes = Int(_L.answer_nodes, help="Syntax-tree nodes (Python's ast) of a notebook's "
+                       "answer cells together that the judge reads before anything runs; the "
+                       "reading is in the trusted process, before any budget applies. Past it "
+                       "nothing is read or run: every exercise needs manual grading, with the "
+                       "reason (the largest instructor solution has under 1,000).").tag(config=True)
     verdict_kb = Int(16, help="KiB of the judge's message kept in each grade cell (a verdict "
                               "quotes what the answer returned; it is written after "
                               "LimitOutput).").tag(config=True)
@@ -112,7 +117,8 @@ class JudgeExercises(NbGraderPreprocessor):
 
     def limits(self) -> sandbox.Limits:
         return sandbox.Limits(self.timeout, self.cpu_seconds, self.memory_mb, self.max_tasks,
-                              self.output_mb, tmpfs_mb=self.tmpfs_mb, case_kb=self.case_kb)
+                              self.output_mb, tmpfs_mb=self.tmpfs_mb, case_kb=self.case_kb,
+                              answer_nodes=self.answer_nodes)
 
     def use_bwrap(self) -> bool:
         if self.sandbox == "none":

@@ -41,6 +41,22 @@ def statements(source: str) -> list[Facts] | None:
         return None
 
 
+def size(sources, most: int) -> int:
+    """Syntax-tree nodes of ``sources`` together, counted no further than ``most + 1`` (a
+    source that does not parse counts nothing: nothing reads it either)."""
+    count = 0
+    for source in sources:
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        for _ in ast.walk(tree):
+            count += 1
+            if count > most:
+                return count
+    return count
+
+
 def bound(stmt: ast.stmt) -> set[str]:
     """Module-level names ``stmt`` binds (or unbinds), in every form; ``ANY`` for a star import."""
     names: set[str] = set()
@@ -172,16 +188,27 @@ def reach(own: list[list[Facts]], others: dict[str, list[Facts]],
     names = set(needs)
     for stmt in (s for stmts in own for s in stmts):
         names |= stmt.used | stmt.bound
-    found: dict[str, list[int]] = {}
-    grew = True
-    while grew:
-        grew = False
-        for cell, stmts in others.items():
-            for i, stmt in enumerate(stmts):
-                if i in found.get(cell, ()):
-                    continue
-                if ANY in stmt.bound or stmt.bound & names or stmt.changed & made & names:
-                    found.setdefault(cell, []).append(i)
-                    names |= stmt.used | (stmt.bound - {ANY})
-                    grew = True
-    return {cell: sorted(idx) for cell, idx in found.items()}
+    # One worklist pass: each statement is indexed under the names that would reach it (what it
+    # binds; what it changes of the answers' own objects), and each name, once known, reaches
+    # the statements indexed under it: work in the size of the facts, not passes over them.
+    waiting: dict[str, list[tuple[str, int]]] = {}
+    found: dict[str, set[int]] = {cell: set() for cell in others}
+    todo: list[tuple[str, int]] = []
+    for cell, stmts in others.items():
+        for i, stmt in enumerate(stmts):
+            if ANY in stmt.bound:
+                todo.append((cell, i))
+            for name in stmt.bound | (stmt.changed & made):
+                waiting.setdefault(name, []).append((cell, i))
+    todo += [at for name in names for at in waiting.pop(name, ())]
+    while todo:
+        cell, i = todo.pop()
+        if i in found[cell]:
+            continue
+        found[cell].add(i)
+        stmt = others[cell][i]
+        for name in stmt.used | (stmt.bound - {ANY}):
+            if name not in names:
+                names.add(name)
+                todo += waiting.pop(name, ())
+    return {cell: sorted(idx) for cell, idx in found.items() if idx}

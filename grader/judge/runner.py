@@ -21,6 +21,7 @@ from .. import lessons
 from ..feedback import Result
 from . import cellmeta, decide, delegation, elsewhere, reach, sandbox, session
 from . import forked as zygotes
+from .vocabulary import TOO_LARGE
 
 MAX_REASON = decide.MAX_REASON
 
@@ -131,6 +132,15 @@ def _read_across(cells, before, graded) -> tuple[dict, dict]:
     return own, reached
 
 
+def oversized(nb, template: Template, graded, most: int) -> str:
+    """Why the answer cells the judge would read are too large to read (more than ``most``
+    syntax-tree nodes together, `reach.size`), or ''. Counting is linear and stops at the
+    limit: only what is under it is read, so the reading's work is bounded, not just its bytes."""
+    cells, _ = _cells(nb, template, graded)
+    count = reach.size([c["source"] for c in cells if c["kind"] == "answer"], most)
+    return TOO_LARGE.format(most=most) if count > most else ""
+
+
 def _defines(source: str) -> set[str]:
     """Top-level names an answer cell binds, in every form Python binds them (`reach.bound`);
     empty if it won't parse. A cell too deep for the parser costs only the exercises that own
@@ -184,6 +194,11 @@ def judge(nb, limits=sandbox.Limits(), use_bwrap=None, rng=None,
     # Drawn in one fixed order, whatever order the template lists them in: the warm-up's
     # template (the notebook's order) and autograde's (the gradebook's) must draw the same.
     cases = {gid: known[gid].cases(rng, True) for gid in sorted(graded)}
+    # Too large to read: sent to a human unread and unrun, costing only this submission the
+    # time to count (the reading below is linear, but not free, and runs before any budget).
+    over = oversized(nb, template, graded, limits.answer_nodes)
+    if over:
+        return {g: decide.manual(known[g], cases[g], over) for g in graded}
     the_plan = plan(nb, template, graded)
     flags = readings(the_plan, graded, known)
     if use_bwrap is None:

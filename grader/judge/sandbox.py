@@ -43,7 +43,8 @@ ANSWER_FD = "INSIDE_VMAP_ANSWER_FD"
 
 @dataclass(frozen=True)
 class Limits:
-    """One judge child's limits; the defaults are the course's (``JudgeExercises`` reads them)."""
+    """One judge child's limits, and how much answer code the trusted side reads before any
+    child runs; the defaults are the course's (``JudgeExercises`` reads them)."""
     wall_s: float = 90.0         # wall-clock seconds
     cpu_s: int = 180             # CPU seconds, all its processes together where a cgroup counts
     memory_mb: int = 4096        # MiB, all processes and tmpfs together (else per process)
@@ -53,6 +54,9 @@ class Limits:
     tmpfs_mb: int = 64           # size of each of its tmpfs (/tmp, /dev/shm)
     # KiB of one line of answer: one case's observation (an honest moments_rule draw measured 114 KB)
     case_kb: int = 1024
+    # Syntax-tree nodes of all answer cells together that the trusted side reads (the largest
+    # instructor solution has under 1,000): past it nothing is read or run (`runner.oversized`).
+    answer_nodes: int = 50_000
 
 
 @dataclass(frozen=True)

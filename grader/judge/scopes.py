@@ -37,13 +37,17 @@ def owned_names(tree) -> set[str]:
     aliases = [(n.targets[0].id, root(n.value)) for n in ast.walk(tree)
                if isinstance(n, ast.Assign) and len(n.targets) == 1
                and isinstance(n.targets[0], ast.Name) and root(n.value)]
-    changed = True
-    while changed:
-        changed = False
-        for name, origin in aliases:
-            if name in owned and origin not in owned:
+    # An alias of an alias is one too: a worklist from each name found not owned (not passes
+    # over the list, which a chain written in reverse makes quadratic).
+    aliased: dict[str, list[str]] = {}
+    for name, origin in aliases:
+        aliased.setdefault(origin, []).append(name)
+    todo = [origin for origin in aliased if origin not in owned]
+    while todo:
+        for name in aliased.pop(todo.pop(), ()):
+            if name in owned:
                 owned.discard(name)
-                changed = True
+                todo.append(name)
     return owned
 
 
