@@ -1,28 +1,25 @@
-"""Answers to lesson 1's exercises: the right ones (the exercise notebook's solutions), realistic
-wrong ones, each named after its mistake, and the pattern-matching students': what copying the
-nearest lesson cell, transcribing JAX's own helper or fitting the visible cases gives."""
+"""Answers to lesson 1's exercises: the right ones (the exercise notebook's own solution cells,
+read from the source notebook, so there is one copy of each), realistic wrong ones, each named
+after its mistake, and the pattern-matching students': what copying the nearest lesson cell,
+transcribing JAX's own helper or fitting the visible cases gives."""
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax import lax
 
 from grader.lessons import l1_rule_per_primitive as L1
+from tests.fixtures.solutions import solved
 
 # ---- right ---------------------------------------------------------------------------------------
 
-def levels(x):
-    dims, trace = [], L1.current_trace()
-    while isinstance(trace, L1.BatchTrace):
-        if isinstance(x, L1.BatchTracer) and x._trace.tag is trace.tag:
-            dims.append(int(x.batch_dim))
-            x = x.val
-        else:
-            dims.append(None)
-        trace = trace.parent_trace
-    return dims
+_RIGHT = solved("01-the-rule-per-primitive", jax=jax, jnp=jnp, np=np, lax=lax, L1=L1)
+spy, moments_rule = _RIGHT["spy"], _RIGHT["moments_rule"]
+stack2_rule, prefix_rule = _RIGHT["stack2_rule"], _RIGHT["prefix_rule"]
 
 
 def spying(read):
-    """A spy that reports ``read(x)`` for every argument, inside its own vmap."""
+    """A spy that reports ``read(x, a)`` for every argument (``a``: its own in_axes entry), inside
+    its own vmap: how each pattern-matching spy below is built."""
     def spy(f, in_axes, *args):
         report = []
 
@@ -34,40 +31,6 @@ def spying(read):
         return report
     spy.__name__ = f"spy_{read.__name__}"
     return spy
-
-
-spy = spying(lambda x, a: levels(x))
-
-
-def moments_rule(prim, vals, dims, *, axis):
-    (x,), (d,) = vals, dims
-    a = axis if axis < d else axis + 1
-    mean, centred = prim.bind(x, axis=a)
-    return [mean, centred], [d - 1 if a < d else d, d]
-
-
-def stack2_rule(prim, vals, dims, *, axis):
-    (x, y), (dx, dy) = vals, dims
-    d = dx if dx is not None else dy
-    size = (x if dx is not None else y).shape[d]
-
-    def at_d(v, dv):
-        if dv is None:
-            return jnp.broadcast_to(jnp.expand_dims(v, d), v.shape[:d] + (size,) + v.shape[d:])
-        return jnp.moveaxis(v, dv, d)
-
-    a = axis if axis <= d else axis + 1
-    return prim.bind(at_d(x, dx), at_d(y, dy), axis=a), (d + 1 if a <= d else d)
-
-
-def prefix_rule(prim, axis_data, vals, dims, *, axis_name):
-    (x,), (d,) = vals, dims
-    if axis_name != axis_data.name:
-        return prim.bind(x, axis_name=axis_name), d
-    if d is None:
-        steps = jnp.arange(1, axis_data.size + 1, dtype=x.dtype).reshape((-1,) + (1,) * x.ndim)
-        return steps * x, 0
-    return jnp.cumsum(x, axis=d), d
 
 
 # ---- pattern-matching students -------------------------------------------------------------------
@@ -224,10 +187,8 @@ def spy_outermost_first(f, in_axes, *args):
 
 
 def spy_copies_in_axes(f, in_axes, *args):
-    def read(x, a):
-        got = levels(x)
-        return [a] + got[1:] if a is not None else got
-    return spying(read)(f, in_axes, *args)
+    """The right report, but its own level's entry copied from in_axes (a negative one as given)."""
+    return [[a] + r[1:] if a is not None else r for r, a in zip(spy(f, in_axes, *args), in_axes)]
 
 
 def moments_single_output(prim, vals, dims, *, axis):

@@ -1,13 +1,26 @@
-"""Answers to lesson 2's exercises: the right ones (the exercise notebook's solutions), realistic
-wrong ones, each named after its mistake, and the pattern-matching students': what copying the
-nearest lesson cell, transcribing a helper or fitting the visible cases gives."""
+"""Answers to lesson 2's exercises: the right ones (the exercise notebook's own solution cells,
+read from the source notebook, so there is one copy of each), realistic wrong ones, each named
+after its mistake, and the pattern-matching students': what copying the nearest lesson cell,
+transcribing a helper or fitting the visible cases gives."""
 import jax
 import jax.extend.core as xcore
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from grader.lessons import l2_where_the_axis_goes as L2
+from tests.fixtures.solutions import solved
+
+# ---- right ---------------------------------------------------------------------------------------
+
+_RIGHT = solved("02-where-the-axis-goes", jax=jax, jnp=jnp, np=np, lax=lax, L2=L2)
+where_it_lands, widened = _RIGHT["where_it_lands"], _RIGHT["widened"]
+cheap_where = _RIGHT["cheap_where"]
+
 # ---- where_it_lands: the rules, one function per op, so a wrong answer can swap one ---------------
+# (``landing()``, every rule as it should be, is the solution in another form: a test holds the two
+# alike, so each wrong answer below is the right one with exactly the swap its name says; likewise
+# ``tracing(_widens)`` for widened)
 
 
 def _sin(ds, ss, args):
@@ -60,7 +73,8 @@ def landing(rules=RULES, unmapped=None):
     return where_it_lands
 
 
-where_it_lands = landing()
+
+lands_by_the_rules = landing()      # nothing swapped: the solution again (tests hold them alike)
 
 
 def _stays(ds, ss, args):
@@ -89,7 +103,6 @@ def lands_fitted(exercise, fallback=lands_stays):
 
 def lands_by_vmap(program, in_dims):
     """JAX answers: the program run under vmap and its tracers read (what the exercise forbids)."""
-    from grader.lessons import l2_where_the_axis_goes as L2
     seen = {}
 
     def probe(*xs):
@@ -157,7 +170,7 @@ def _direct(eqn, program, in_axes):
             and in_axes[i] is None}
 
 
-widened = tracing(_widens)
+widened_by_the_definition = tracing(_widens)   # nothing changed: the solution again (held alike)
 widened_bigger_than_inputs = tracing(_bigger)
 widened_by_output_shape = tracing(lambda e, ins, size: _broadcast_to_size(e, ins, size))
 widened_broadcasts_only = tracing(_widens, follow=False)
@@ -187,7 +200,6 @@ widened_no_data_flow = tracing(_widens, attribute=_every_unmapped)
 
 def widened_fitted(exercise, fallback=widened_lesson_cell):
     """The visible cases' answers, looked up by the program's equations; else ``fallback``'s."""
-    from grader.lessons import l2_where_the_axis_goes as L2
     table = {str(L2.batched_program(c)): exercise.expect(c)
              for c in exercise.cases(np.random.default_rng(0), False)}
 
@@ -199,11 +211,6 @@ def widened_fitted(exercise, fallback=widened_lesson_cell):
 
 
 # ---- cheap_where ---------------------------------------------------------------------------------
-
-def cheap_where(pred, x, y):
-    p = pred.astype(x.dtype)
-    return x * p + y * (1 - p)
-
 
 def where_copied(pred, x, y):
     return jnp.where(pred, x, y)

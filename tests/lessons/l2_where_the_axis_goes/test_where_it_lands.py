@@ -12,6 +12,14 @@ def test_reference_passes_visible_and_hidden():
     contract.assert_passes(W.WHERE_IT_LANDS, A.where_it_lands, min_cases=3)
 
 
+def test_the_rules_the_wrong_answers_swap_are_the_solution_unswapped():
+    # each wrong answer is landing() with one rule swapped: with none swapped it is the solution
+    for seed in range(3):
+        for case in W.cases(np.random.default_rng(seed), True):
+            assert A.lands_by_the_rules(case["program"], case["in_dims"]) == \
+                A.where_it_lands(case["program"], case["in_dims"]), case
+
+
 # Lesson 2's "nothing moves" copied (every batch stays where it arrived), broadcast_batcher's move
 # to the front taken for every rule, and the visible cases looked up: each earns what a blank
 # earns. (vmap asked to say where the axis lands is the fourth: it needs the judge's watch, and

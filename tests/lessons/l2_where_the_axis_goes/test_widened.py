@@ -12,6 +12,12 @@ def test_reference_passes_visible_and_hidden():
     contract.assert_passes(WD.WIDENED, A.widened, min_cases=2)
 
 
+def test_the_tool_the_wrong_answers_vary_is_the_solution_unvaried():
+    # each wrong tool is tracing() with another test, attribution or data flow: with none it is
+    # the solution, so it must pass where the solution does
+    contract.assert_passes(WD.WIDENED, A.widened_by_the_definition, min_cases=2)
+
+
 # The course's widening_broadcasts transcribed (every broadcast that grows); the lesson's own
 # widened_to_batch (a broadcast adding one axis of the batch size: the right equations here)
 # with the operand's input blamed, or every unmapped input; a broadcast to the batch size blamed

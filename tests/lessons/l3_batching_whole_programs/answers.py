@@ -2,29 +2,15 @@
 the source notebook, so there is one copy of each), and the wrong ones are the mistakes and
 pattern-matching students each exercise must give nothing to, named after what they do."""
 import math
-import pathlib
 
 import jax
 import jax.numpy as jnp
-import nbformat
 from jax import lax
 
 from grader.lessons import l3_batching_whole_programs as L3
+from tests.fixtures.solutions import solved
 
-NOTEBOOK = (pathlib.Path(__file__).resolve().parents[3] / "exercises" / "03-batching-whole-programs"
-            / "03-batching-whole-programs.ipynb")
-
-
-def _solutions() -> dict:
-    """Every solution cell of the source notebook, run without its markers."""
-    namespace = {"jax": jax, "jnp": jnp, "lax": lax, "math": math, "L3": L3}
-    for cell in nbformat.read(NOTEBOOK, as_version=4).cells:
-        if cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("solution"):
-            exec("\n".join(line for line in cell.source.splitlines() if "### " not in line), namespace)
-    return namespace
-
-
-_RIGHT = _solutions()
+_RIGHT = solved("03-batching-whole-programs", jax=jax, jnp=jnp, lax=lax, math=math, L3=L3)
 cond_plan, scan_plan = _RIGHT["cond_plan"], _RIGHT["scan_plan"]
 while_plan, run_batched = _RIGHT["while_plan"], _RIGHT["run_batched"]
 

@@ -1,57 +1,20 @@
-"""Reference answers to lesson 4's exercises (the exercise notebook's solutions), realistic wrong
-ones, each named after its mistake, and the pattern-matching student's: a copied lesson cell, a
-transcribed JAX helper, a lookup of the visible cases."""
+"""Answers to lesson 4's exercises: the right ones (the exercise notebook's own solution cells,
+read from the source notebook, so there is one copy of each), realistic wrong ones, each named
+after its mistake, and the pattern-matching student's: a copied lesson cell, a transcribed JAX
+helper, a lookup of the visible cases."""
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax import lax
 
 from grader.lessons import l4_vmap_meets_autodiff as L4
+from tests.fixtures.solutions import solved
 
 # ---- right ---------------------------------------------------------------------------------------
 
-def per_example_grads(loss, params, batch, axes):
-    return jax.vmap(jax.grad(loss), in_axes=(None, axes))(params, batch)
-
-
-@jax.custom_vjp
-def clipped_scale(w, x):
-    return w * x
-
-
-def _clipped_fwd(w, x):
-    return w * x, (w, x)
-
-
-def _clipped_bwd(residuals, g):
-    w, x = residuals
-    g = jnp.clip(g, -1.0, 1.0)
-    return jnp.sum(g * x, axis=tuple(range(x.ndim - w.ndim))), g * w
-
-
-clipped_scale.defvjp(_clipped_fwd, _clipped_bwd)
-
-
-@jax.custom_batching.custom_vmap
-def floored_cummax(x, floor):
-    return L4.running_max(x, floor)
-
-
-@floored_cummax.def_vmap
-def _floored_rule(axis_size, in_batched, x, floor):
-    x_batched, floor_batched = in_batched
-    if not x_batched:
-        x = jnp.broadcast_to(x, (axis_size,) + x.shape)
-    if not floor_batched:
-        floor = jnp.broadcast_to(floor, (axis_size,) + floor.shape)
-    return floored_cummax(x, floor), True
-
-
-def vmap_jacobian(f, x):
-    n, m = x.shape[0], jax.eval_shape(f, x).shape[0]
-    if m < n:
-        _, pull = jax.vjp(f, x)
-        return jax.vmap(pull)(jnp.eye(m, dtype=x.dtype))[0]
-    return jax.vmap(lambda t: jax.jvp(f, (x,), (t,))[1], out_axes=1)(jnp.eye(n, dtype=x.dtype))
+_RIGHT = solved("04-vmap-meets-autodiff", jax=jax, jnp=jnp, np=np, lax=lax, L4=L4)
+per_example_grads, clipped_scale = _RIGHT["per_example_grads"], _RIGHT["clipped_scale"]
+floored_cummax, vmap_jacobian = _RIGHT["floored_cummax"], _RIGHT["vmap_jacobian"]
 
 
 # ---- the pattern-matching student ----------------------------------------------------------------
