@@ -62,8 +62,8 @@ def test_one_submission_is_graded_from_a_fresh_process(tmp_path):
     run's settings."""
     from tools import classroom as C
     from tools.bench import runs
-    paths = runs.build(str(tmp_path), 1)
-    first = C.assignments(paths.exercises)[0]
+    first = C.assignments(str(ROOT / "exercises"))[0]
+    paths = runs.build(str(tmp_path), 1, C.some_exercises(str(tmp_path), [first]))   # the one graded
     code = ("import sys\nfrom grader.instructor.grading import RunSettings, grade_submission\n"
             f"r = grade_submission({paths.course!r}, {first!r}, 's000', RunSettings(seed=99))\n"
             "sys.exit(0 if r['success'] else r['log'] + r['error'])\n")

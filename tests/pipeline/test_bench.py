@@ -1,12 +1,17 @@
 """`make bench` (tools/bench): its measuring code runs end to end on one
 student and prints what docs/performance.md quotes. No timing is asserted here; timings come from
-`make bench`."""
+`make bench`. The run grades the first assignment only: what is measured is the bench's code, and
+every assignment's grading is tests/pipeline/test_class.py's; the students' instant checks of
+every assignment are timed on their own below."""
+import os
 import re
+import types
 
 import pytest
 
 from tools import bench
-from tools.bench import cluster, runs
+from tools import classroom as C
+from tools.bench import cluster, runs, steps
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")]
 # The last line as docs/performance.md quotes it.
@@ -15,7 +20,9 @@ LAST_LINE = re.compile(r"^speedup vs stock nbgrader: N=\d+ \d+\.\d\d(, N=\d+ \d+
 
 def test_bench_times_each_size_against_stock_and_ends_with_the_speedups(tmp_path):
     lines = []
-    report = bench.bench(1, 1, 0, str(tmp_path), echo=lines.append, verify=True, sizes=(1,))
+    first = C.assignments(os.path.join(C.ROOT, "exercises"))[0]
+    report = bench.bench(1, 1, 0, str(tmp_path), echo=lines.append, verify=True, sizes=(1,),
+                         exercises=C.some_exercises(str(tmp_path), [first]))
     out = "\n".join(lines)
     assert LAST_LINE.match(lines[-1]), out
     assert lines[-1].startswith("speedup vs stock nbgrader: N=1 ")
@@ -26,9 +33,19 @@ def test_bench_times_each_size_against_stock_and_ends_with_the_speedups(tmp_path
                   "judge (01-the-rule-per-primitive.ipynb), warm cache", "load "):
         assert label in out, out
     assert report["identical_to_serial"], out
-    # every visible check of every graded exercise was timed
+    # the visible checks of the graded assignment were timed
     assert {"L1.check_spy", "L1.check_prefix_rule"} <= set(report["checks"]), out
-    assert len(report["checks"]) >= 7, out
+
+
+def test_every_visible_check_of_every_assignment_is_timed():
+    """What `make bench` prints last, for the whole of exercises/: every visible check of every
+    graded exercise, a first call and the median of the later ones."""
+    found = steps.check_latency(types.SimpleNamespace(exercises=os.path.join(C.ROOT, "exercises")))
+    assert {"L1.check_spy", "L1.check_prefix_rule"} <= set(found), found
+    assert len(found) >= 7, found
+    assert {name.split(".")[0] for name in found} == {
+        f"L{i + 1}" for i in range(len(C.assignments(os.path.join(C.ROOT, "exercises"))))}, found
+    assert all(first > 0 and later > 0 for first, later in found.values()), found
 
 
 def test_a_run_differing_from_the_serial_one_is_found():

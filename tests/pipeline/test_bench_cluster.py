@@ -1,6 +1,8 @@
 """`make bench`'s distributed column (tools/bench/cluster.py) end to end on one
 student: a fresh `dask scheduler` and worker, the run timed from its own closing line, its
-scores and feedback compared with a local run's. No timing is asserted."""
+scores and feedback compared with a local run's, on the first assignment (the column's code is what
+is tested; every assignment's grading is tests/pipeline/test_class.py's). No timing is asserted."""
+import os
 import secrets
 
 import pytest
@@ -13,7 +15,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::sqlalchemy.e
 
 
 def test_one_worker_s_throughput_is_measured_on_a_class_graded_as_locally(tmp_path):
-    paths = runs.build(str(tmp_path / "class"), 1)
+    first = C.assignments(os.path.join(C.ROOT, "exercises"))[0]
+    paths = runs.build(str(tmp_path / "class"), 1, C.some_exercises(str(tmp_path), [first]))
     seed = secrets.randbelow(2 ** 63)
     runs.run_course(paths, 1, seed)
     local = runs.results(paths)

@@ -6,7 +6,9 @@ nbgrader_config.py sets its own exchange, where an instructor would set it), ``S
 simulation folder (the guide's ``build/class``), and ``N=4`` students instead of 200. The copy's
 config also gives the second assignment a due date a day and a half ago, so its submissions are
 late. Then the Canvas file is checked against Canvas's import format and the scenario's scores,
-and a manual grade shows up as ``overridden``.
+and a manual grade shows up as ``overridden``. The copy holds the first two assignments (one on
+time, one late): the commands are what is tested here; every assignment's grading is
+tests/pipeline/test_class.py's.
 """
 import csv
 import datetime
@@ -56,8 +58,8 @@ def term(tmp_path_factory):
     """The guide's commands, run; the course, the simulation folder and what each printed."""
     work = tmp_path_factory.mktemp("term")
     due = datetime.datetime.now(datetime.UTC) - datetime.timedelta(hours=36)
-    names = C.assignments(os.path.join(C.ROOT, "exercises"))
-    paths = C.build_course(str(work), settings={
+    names = C.assignments(os.path.join(C.ROOT, "exercises"))[:2]       # on time, and late
+    paths = C.build_course(str(work), C.some_exercises(str(work), names), settings={
         "DueDates.dates": {names[1]: due.strftime("%Y-%m-%d %H:%M:%S UTC")}})
     sim = os.path.join(paths.work, "sim")
     env = {k: v for k, v in os.environ.items() if not k.startswith("MAKE")}

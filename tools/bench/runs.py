@@ -39,13 +39,14 @@ def load() -> str:
 
 
 # ---- the classes ----------------------------------------------------------------------------
-def build(work: str, n: int) -> C.Paths:
+def build(work: str, n: int, exercises: str | None = None) -> C.Paths:
     """A throw-away course with the assignments generated and N full solutions collected (written
-    straight into submitted/, as `nbgrader collect` leaves them, to keep building quick)."""
+    straight into submitted/, as `nbgrader collect` leaves them, to keep building quick); the
+    assignments of ``exercises`` (`C.some_exercises`), by default all of exercises/."""
     import nbformat
     from nbgrader.api import Gradebook
 
-    paths = C.build_course(work)
+    paths = C.build_course(work, exercises)
     C.assign(paths)
     students = [f"s{i:03d}" for i in range(n)]
     with Gradebook("sqlite:///" + os.path.join(paths.course, "gradebook.db"), C.COURSE_ID) as gb:

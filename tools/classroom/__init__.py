@@ -29,6 +29,7 @@ from .course import (  # noqa: F401  (re-exported)
     assignments,
     build_course,
     set_term,
+    some_exercises,
     source_notebooks,
     student_home,
     write_student_home,

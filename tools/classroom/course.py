@@ -59,6 +59,16 @@ def build_course(work: str, exercises: str | None = None, settings: dict | None 
     return paths
 
 
+def some_exercises(work: str, names) -> str:
+    """A copy of only ``names`` of exercises/ in WORK/exercises-some, for `build_course`'s ``exercises``: a test
+    of the grading machinery needs one assignment (every assignment's grading is tests/pipeline/test_class.py's)."""
+    out = os.path.join(work, "exercises-some")
+    for name in names:
+        shutil.copytree(os.path.join(ROOT, "exercises", name), os.path.join(out, name),
+                        ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
+    return out
+
+
 def set_term(paths: Paths, settings: dict) -> None:
     """Append ``c.Class.trait = value`` lines to the course copy's nbgrader_config.py."""
     with open(os.path.join(paths.course, "nbgrader_config.py"), "a", encoding="utf-8") as fh:
