@@ -354,3 +354,26 @@ def test_a_line_the_answer_writes_on_the_child_s_pipe_ends_the_run_as_forged(how
     found, failure, talk = judging.run(cells, cases, owned, in_process=False)
     assert talk.forged_at in ("cells", "l2_where_it_lands") and "forged" in failure
     assert found["l2_where_it_lands"]["observed"] is None
+
+
+# Ninth round. A thread started by an answer: what runs on it has no answer frame below it and no
+# exercise's observation around it (red team: JAX's jacrev run by a worker thread released during
+# another exercise's observation). JAX starts none on CPU, the child none: any is reported.
+THREADS = {
+    "threading": "import threading\n_t = threading.Thread(target=abs, args=(1,))\n_t.start()\n"
+                 "_t.join()\n",
+    "a pool": "import concurrent.futures as _cf\n_p = _cf.ThreadPoolExecutor(1)\n"
+              "_p.submit(abs, 1).result()\n",
+    "_thread": "import _thread, time\n_thread.start_new_thread(abs, (1,))\ntime.sleep(0.1)\n",
+    "a timer, while observed": "import threading\ndef where_it_lands(program, in_dims):\n"
+                               "    threading.Timer(0, abs, (1,)).start()\n    return {}\n",
+}
+
+
+@pytest.mark.parametrize("how", sorted(THREADS))
+def test_a_thread_started_by_an_answer_makes_the_exercise_tampered(how):
+    code = THREADS[how] + ("" if "def where_it_lands" in THREADS[how] else EMPTY_LANDS)
+    got = run_child(request(L2, ["l2_where_it_lands"], {"where_it_lands": code}))
+    assert got["l2_where_it_lands"]["tampered"] == [tamper.THREAD], got
+    assert "it started a thread" in tamper.reason(got["l2_where_it_lands"]["tampered"])
+
