@@ -26,7 +26,11 @@ HIDING_ATTRS = frozenset({
     "co_consts", "getmembers",
     # importlib's machinery reached without importlib: a finder, a loader, and what compiles
     "path_importer_cache", "path_hooks", "find_spec", "loader", "source_to_code", "exec_module",
-    "get_code", "_bootstrap", "_bootstrap_external", "_find_and_load"})
+    "get_code", "_bootstrap", "_bootstrap_external", "_find_and_load",
+    # a frame's builtins and globals reached from a traceback, a generator or a coroutine
+    # (red team, round 9: ``err.__traceback__.tb_frame.f_builtins["get" + "attr"]``)
+    "__traceback__", "tb_frame", "tb_next", "f_builtins", "f_code", "cr_frame", "ag_frame",
+    "gi_yieldfrom", "cr_await", "ag_await"})
 # What watches calls: the judge's child watches an answer with these, which must stay its own.
 TRACING_ATTRS = frozenset({"monitoring", "settrace", "setprofile", "settrace_all_threads",
                            "setprofile_all_threads", "gettrace", "getprofile", "_current_frames",

@@ -115,6 +115,25 @@ SOFTSIGN = Delegation(names=("vectorized_batcher",))
     ("import string\no = string.Formatter().get_field('0.__class__', [f], {})", "`.get_field`"),
     ("import functools\nfunctools.update_wrapper(L1.kit, ns, assigned=('f',), updated=())",
      "`.update_wrapper`"),
+    # ninth round: a frame's builtins and globals, from a traceback, a generator or a coroutine
+    ("try:\n    raise LookupError\nexcept LookupError as e:\n    b = e.__traceback__\n",
+     "`.__traceback__`"),
+    ("import sys\nb = sys.exc_info()[2].tb_frame", "`.tb_frame`"),
+    ("b = t.tb_next", "`.tb_next`"),
+    ("g = f.f_builtins['get' + 'attr']", "`.f_builtins`"),
+    ("g = f.f_globals", "`.f_globals`"),
+    ("g = f.f_locals", "`.f_locals`"),
+    ("g = f.f_back", "`.f_back`"),
+    ("c = f.f_code", "`.f_code`"),
+    ("g = (x for x in ()).gi_frame.f_builtins", "`.gi_frame`"),
+    ("async def c():\n    pass\ng = c().cr_frame", "`.cr_frame`"),
+    ("async def a():\n    yield\ng = a().ag_frame", "`.ag_frame`"),
+    ("g = x.gi_yieldfrom", "`.gi_yieldfrom`"),
+    ("g = x.cr_await", "`.cr_await`"),
+    ("g = x.ag_await", "`.ag_await`"),
+    ("g = f.__builtins__", "`.__builtins__`"),
+    ("g = getattr(e, '__trace' + 'back__')", "computed attribute name"),
+    ("g = getattr(e, 'tb_frame')", "names `tb_frame` in a string"),
 ])
 def test_each_way_of_hiding_or_patching_is_named(source, words):
     found = reasons([source], SOFTSIGN)
@@ -330,6 +349,13 @@ def test_calling_ones_own_answer_is_a_self_test_not_a_delegation():
                          "_C({}).runsource('pass', jax.__file__, 'single')\n"),
     # importlib's machinery reached through the path importer cache (round 8)
     ("l2_where_it_lands", "import sys\n_f = list(sys.path_importer_cache.values())[0]\n"),
+    # getattr taken from a traceback's frame's builtins, names built by + (round 9)
+    ("l2_where_it_lands", "import jax\ntry:\n    raise LookupError\nexcept LookupError as _e:\n"
+                          "    _b = _e.__traceback__.tb_frame.f_builtins\n_ga = _b['get' + 'attr']\n"
+                          "_t = _ga(_ga(jax._src.interpreters, 'batch' + 'ing'), 'fancy_' + 'x')\n"),
+    ("l4_vmap_jacobian", "import jax\ntry:\n    raise LookupError\nexcept LookupError as _e:\n"
+                         "    _b = _e.__traceback__.tb_frame.f_builtins\n_ga = _b['get' + 'attr']\n"
+                         "def vmap_jacobian(f, x):\n    return _ga(jax, 'jac' + 'rev')(f)(x)\n"),
 ])
 def test_the_red_teams_readings_are_flagged_by_the_exercises_own_rules(grade_id, source):
     from grader import lessons

@@ -354,3 +354,86 @@ def test_a_line_the_answer_writes_on_the_child_s_pipe_ends_the_run_as_forged(how
     found, failure, talk = judging.run(cells, cases, owned, in_process=False)
     assert talk.forged_at in ("cells", "l2_where_it_lands") and "forged" in failure
     assert found["l2_where_it_lands"]["observed"] is None
+
+
+# Ninth round. A thread started by an answer: what runs on it has no answer frame below it and no
+# exercise's observation around it (red team: JAX's jacrev run by a worker thread released during
+# another exercise's observation). JAX starts none on CPU, the child none: any is reported.
+THREADS = {
+    "threading": "import threading\n_t = threading.Thread(target=abs, args=(1,))\n_t.start()\n"
+                 "_t.join()\n",
+    "a pool": "import concurrent.futures as _cf\n_p = _cf.ThreadPoolExecutor(1)\n"
+              "_p.submit(abs, 1).result()\n",
+    "_thread": "import _thread, time\n_thread.start_new_thread(abs, (1,))\ntime.sleep(0.1)\n",
+    "a timer, while observed": "import threading\ndef where_it_lands(program, in_dims):\n"
+                               "    threading.Timer(0, abs, (1,)).start()\n    return {}\n",
+}
+
+
+@pytest.mark.parametrize("how", sorted(THREADS))
+def test_a_thread_started_by_an_answer_makes_the_exercise_tampered(how):
+    code = THREADS[how] + ("" if "def where_it_lands" in THREADS[how] else EMPTY_LANDS)
+    got = run_child(request(L2, ["l2_where_it_lands"], {"where_it_lands": code}))
+    assert got["l2_where_it_lands"]["tampered"] == [tamper.THREAD], got
+    assert "it started a thread" in tamper.reason(got["l2_where_it_lands"]["tampered"])
+
+
+L4 = "04-vmap-meets-autodiff"
+JACFWD, JACREV = "jax._src.api:jacfwd", "jax._src.api:jacrev"
+# A jacobian made while another exercise is observed (its answer, called by its observer), kept,
+# and used while vmap_jacobian is: made directly, or by JAX code that calls jax.jacfwd by name
+# (jax.experimental.sparse's), which the walk takes for JAX's own call. What jacfwd returned runs
+# its code while vmap_jacobian is observed: the strict watch sees it there.
+STASH_JACOBIAN = {
+    "directly": "jax.jacfwd(_g)",
+    "through JAX's sparse wrapper": "__import__('jax.experimental.sparse').experimental"
+                                    ".sparse.jacfwd(_g)",
+}
+KEEPER = ("_slot, _made = [], []\ndef _g(x):\n    return _slot[-1](x)\n"
+          "def per_example_grads(loss, params, batch, axes):\n"
+          "    if not _made:\n        _made.append({make})\n"
+          "    return jax.vmap(jax.grad(loss), in_axes=(None, axes))(params, batch)\n")
+USER = "def vmap_jacobian(f, x):\n    _slot.append(f)\n    return _made[0](x)\n"
+
+
+@pytest.mark.parametrize("how", sorted(STASH_JACOBIAN))
+def test_a_jacobian_made_while_another_exercise_is_observed_counts_where_it_is_used(how):
+    asked = request(L4, ["l4_per_example_grads", "l4_vmap_jacobian"],
+                    {"per_example_grads": KEEPER.format(make=STASH_JACOBIAN[how]),
+                     "vmap_jacobian": USER})
+    got = run_child(asked)
+    assert JACFWD in got["l4_vmap_jacobian"]["tripped"], got
+    assert got["l4_per_example_grads"]["tripped"] == [], got
+    assert all(r["tampered"] == [] for r in got.values()), got
+
+
+def test_the_instructors_jacobian_trips_nothing_beside_per_example_grads():
+    got = run_child(request(L4, ["l4_per_example_grads", "l4_vmap_jacobian"]))
+    assert {g: (r["tripped"], r["tampered"]) for g, r in got.items()} == \
+        {g: ([], []) for g in got}
+    assert all(len(r["observed"]) == 3 for r in got.values())
+
+
+# JAX's batching rules run by the answer out of JAX's tables (red team, round 9: a small jaxpr
+# interpreter applying each equation's rule): each rule the tables hold is watched.
+TABLE_RULE = (
+    "import jax.numpy as jnp\nfrom jax import lax\n"
+    "from jax._src.interpreters import batching as _b\n"
+    "def where_it_lands(program, in_dims):\n"
+    "    _x = jnp.ones((2, 3))\n"
+    "    for _name, _args in (('primitive_batchers', ((_x,), (0,))),\n"
+    "                         ('fancy_primitive_batchers', (None, (_x,), (0,)))):\n"
+    "        _t = getattr(_b, _name, {})\n"
+    "        if isinstance(_t, dict) and lax.sin_p in _t:\n"
+    "            try:\n"
+    "                _t[lax.sin_p](*_args, accuracy=None)\n"
+    "            except Exception:\n"
+    "                pass\n"
+    "    return {}\n")
+
+
+@pytest.mark.skipif(not hasattr(sys, "monitoring"), reason="3.11 watches by wrapper")
+def test_a_rule_run_out_of_jax_s_tables_while_where_it_lands_is_observed_is_seen():
+    got = run_child(request(L2, ["l2_where_it_lands"], {"where_it_lands": TABLE_RULE}))
+    tripped = got["l2_where_it_lands"]["tripped"]
+    assert any(s.endswith("primitive_batchers") for s in tripped), got

@@ -171,3 +171,43 @@ def test_a_rule_maker_run_on_a_primitive_jax_does_not_give_it_counts_whoever_cal
     exec(CALL, namespace)                            # in this test file: no answer's frame
     namespace["call"](vb(), prim, 0, 2, axis=0)
     assert (VB, False, True) in rule_watch.calls
+
+
+@pytest.mark.skipif(not hasattr(sys, "monitoring"), reason="sys.monitoring is Python 3.12+")
+def test_what_a_watched_function_made_counts_when_it_runs_under_a_strict_watch_only():
+    import jax
+    import jax.numpy as jnp
+    w = tripwires.Monitor(["jax._src.api:jacrev"], PREFIX)
+    try:
+        made = jax.jacrev(jnp.sin)                 # made outside any watching: nothing counts
+        with w.watching() as hits:
+            made(jnp.ones(2))
+        assert hits == set()
+        with w.watching(strict=True) as hits:
+            made(jnp.ones(2))
+        assert hits == {"jax._src.api:jacrev"}
+    finally:
+        w.remove()
+
+
+@pytest.mark.skipif(not hasattr(sys, "monitoring"), reason="sys.monitoring is Python 3.12+")
+def test_a_rule_table_named_as_a_spec_watches_every_rule_it_holds():
+    from grader.core import _jax
+    spec = "jax._src.interpreters.batching:fancy_primitive_batchers"
+    w = tripwires.Monitor([spec], PREFIX)
+    try:
+        table = _jax.batching.fancy_primitive_batchers
+        assert len(w.rules) >= len({id(r) for r in table.values()}) // 4 > 0
+        rule = next(iter(table.values()))
+        assert w.is_one(rule, [spec]) == [spec]
+        # junk arguments, as many as the rule takes (its signature differs across releases):
+        # only the watch's count matters
+        import inspect
+        params = inspect.signature(rule).parameters.values()
+        args = [None for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+                and p.default is p.empty]
+        with w.watching() as hits:
+            from_an_answer("try:\n    r(*a)\nexcept Exception:\n    pass\n", r=rule, a=args)
+        assert hits == {spec}
+    finally:
+        w.remove()

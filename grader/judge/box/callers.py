@@ -85,3 +85,45 @@ def first_arg(frame, code):
         return frame.f_locals.get(code.co_varnames[0])
     except Exception:  # a frame we cannot read: no primitive to go by
         return None
+
+
+def innermost_code(obj):
+    """The code that every route to ``obj`` ends up running (past partials and wrappers)."""
+    codes = [c for c in (getattr(f, "__code__", None) for f in chain(obj)) if c]
+    return codes[-1] if codes else None
+
+
+def inner_codes(code) -> list:
+    """The code of the functions defined inside ``code`` (what it makes and returns: jacrev's
+    ``jacfun``, vmap's ``vmap_f``), at any depth."""
+    found, todo = [], [c for c in code.co_consts if hasattr(c, "co_code")]
+    while todo:
+        inner = todo.pop()
+        found.append(inner)
+        todo += [c for c in inner.co_consts if hasattr(c, "co_code")]
+    return found
+
+
+def table_rules(table: dict) -> list:
+    """The code of every rule a rule table holds, a ``partial`` of a rule maker unwrapped, and of
+    the functions a rule of the batching module's own closes over (JAX 0.5+ files a plain rule
+    under a shared ``wrapped`` closure that calls it)."""
+    found = []
+    for rule in list(table.values()):
+        held = [f for link in chain(rule) for f in _closed_over(link)
+                if getattr(link, "__module__", None) == _jax.B.__name__]
+        found += [c for c in map(innermost_code, [rule, *held]) if c is not None]
+    return found
+
+
+def _closed_over(fn) -> list:
+    cells = getattr(fn, "__closure__", None) or ()
+    out = []
+    for cell in cells:
+        try:
+            value = cell.cell_contents
+        except ValueError:                     # an empty cell
+            continue
+        if callable(value) and not isinstance(value, type):
+            out.append(value)
+    return out

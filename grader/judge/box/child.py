@@ -84,7 +84,9 @@ class Guard:
         # ``grader`` here is the kit tree's (`_forget_editable_installs`): its code is known.
         self.outside = outside.Outside(os.path.dirname(wire.__file__),
                                        lambda: out.send("tampered", what=[outside.OUTSIDE]),
-                                       compiles_cells=run_cells.__code__)
+                                       compiles_cells=run_cells.__code__,
+                                       threads=lambda: out.send("tampered",
+                                                                what=[outside.THREAD]))
 
     def check(self) -> None:
         found = set(tamper.changes(self.before, tamper.take()) + self.wires.broken() +

@@ -12,13 +12,21 @@ imports an installed module through installed loaders (importlib, a library gene
 functions), and the standard library's
 ``namedtuple`` and ``dataclass`` generators. (Reported at once: what then runs could change
 anything held here.)
+
+A thread started once the watch stands is reported too (`THREAD`): what runs on it has no answer
+frame below it and no exercise's observation around it, so the watch cannot say whose call it is
+(red team, round 9: JAX's jacrev run by a worker thread released during another exercise). JAX
+starts no Python thread while it traces, compiles or runs on CPU; the judge's child none. The
+audit events are Python 3.12's ``_thread.start_new_thread`` and 3.13's
+``_thread.start_joinable_thread`` (what ``threading`` uses); 3.11 raises none, and there the
+``_thread`` functions are wrapped before any cell runs.
 """
 from __future__ import annotations
 
 import os
 import sys
 
-from .tamper import OUTSIDE  # one word for both sides
+from .tamper import OUTSIDE, THREAD  # one word for both sides
 
 # The names the child compiles the cells under.
 _CELLS = ("<answer cell ", "<set-up cell ")
@@ -27,6 +35,7 @@ _GENERATORS = (os.path.join("collections", "__init__.py"), "dataclasses.py")
 # Events that make code, and the files code is read from.
 _MAKES = frozenset({"compile", "code.__new__", "function.__new__", "marshal.loads"})
 _CODE_FILES = (".py", ".pyc", ".pyw", ".pth")
+_THREADS = frozenset({"_thread.start_new_thread", "_thread.start_joinable_thread"})
 _frame = sys._getframe                    # (held: an answer can rebind sys's names)
 _watch = []                               # the one watch of this process, once installed
 
@@ -38,6 +47,24 @@ def _roots(*places: str) -> tuple[str, ...]:
 def _hook(event, args) -> None:
     if _watch and (event in _MAKES or event == "open"):
         _watch[-1].saw(event, args)
+    elif _watch and event in _THREADS:
+        _watch[-1].thread()
+
+
+def _wrap_thread_starts() -> None:
+    """Python 3.11 raises no audit event for a new thread: its start functions are wrapped."""
+    import _thread
+    import threading
+
+    def started(start):
+        def start_new_thread(*args, **kwargs):
+            _hook("_thread.start_new_thread", args)
+            return start(*args, **kwargs)
+        return start_new_thread
+    for module, name in ((_thread, "start_new_thread"), (_thread, "start_new"),
+                         (threading, "_start_new_thread")):
+        if hasattr(module, name):
+            setattr(module, name, started(getattr(module, name)))
 
 
 class Outside:
@@ -45,13 +72,16 @@ class Outside:
     (a hook cannot be removed): a later watch replaces the earlier one. ``compiles_cells``: the
     code object of the child's function that compiles the cells."""
 
-    def __init__(self, kit_root: str, report, compiles_cells=None):
+    def __init__(self, kit_root: str, report, compiles_cells=None, threads=None):
         self.roots = _roots(sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
                             kit_root)
         self.stdlib, self.report, self.seen = _roots(sys.base_prefix), report, False
         self.compiles_cells = compiles_cells
+        self.threads, self.threaded = threads, False   # ``threads()``: report a new thread
         if not _watch:
             sys.addaudithook(_hook)
+            if sys.version_info < (3, 12):
+                _wrap_thread_starts()
         _watch[:] = [self]
 
     def saw(self, event: str, args) -> None:
@@ -64,6 +94,14 @@ class Outside:
         if outside:
             self.seen = True
             self.report()
+
+    def thread(self) -> None:
+        if self.threads is not None and not self.threaded:
+            self.threaded = True
+            try:
+                self.threads()
+            except Exception:  # (never into the code it watches)
+                pass
 
     def _known(self, event: str, args, caller) -> bool:
         if event == "open":                    # reading or writing a code file: an installed one
@@ -115,4 +153,4 @@ class Outside:
         return name.startswith("<frozen ") or os.path.realpath(name).startswith(self.roots)
 
     def found(self) -> list[str]:
-        return [OUTSIDE] if self.seen else []
+        return ([OUTSIDE] if self.seen else []) + ([THREAD] if self.threaded else [])

@@ -19,6 +19,7 @@ from ...core import _jax
 
 MONITOR = "monitor"
 OUTSIDE = "outside"                     # `grader.judge.box.outside`
+THREAD = "thread"                       # a thread started after the watch stood (`outside`)
 _GONE = object()
 
 
@@ -139,7 +140,10 @@ def reason(tampered) -> str:
     if OUTSIDE in tampered:
         parts.append("it ran code from outside its cells and the installed packages (a file it "
                      "wrote, or a string compiled as it ran), which nothing read before it ran")
-    names = [t for t in tampered if isinstance(t, str) and t not in (MONITOR, OUTSIDE)
+    if THREAD in tampered:
+        parts.append("it started a thread, on which the judge cannot tell whose code runs "
+                     "(what it calls there escapes the watch on JAX's functions)")
+    names = [t for t in tampered if isinstance(t, str) and t not in (MONITOR, OUTSIDE, THREAD)
              and len(t) < 160 and _NAME.fullmatch(t)]
     course = [n for n in names if n.startswith(("grader", "sys.modules[grader"))]
     python = [n for n in names if n.startswith("builtins.")]

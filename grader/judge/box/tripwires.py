@@ -7,6 +7,11 @@ be switched off from student code, so `broken` says whether it still stands. On 
 no `sys.monitoring`, the functions are replaced by wrappers (a closure can hand out the original
 there: the reading of the answer is the first line on that release).
 
+A spec naming one of JAX's rule tables (``batching:primitive_batchers``) watches every rule the
+table holds (a rule maker's ``partial`` unwrapped). While a strict exercise is observed, the code
+of a function a watched function defines is watched too: what ``jax.jacrev`` returned, wherever
+and whenever it was called, runs ``jacfun`` (red team, round 9).
+
 Every call is told to ``sink(spec, direct, own)`` as it happens (the child reports it at once):
 ``direct`` when an answer made it, through whatever stands between (plain Python, or JAX code
 that only passes a function on, as ``traceback_util.api_boundary`` does); not when JAX's own code
@@ -67,11 +72,16 @@ class _Watch:
         self.codes = {}                        # code object -> spec
         self.skip = set()                      # code of wrappers around a watched function
         self.names = {}                        # spec -> what JAX's own code calls it by
+        self.rules = {}                        # code of a rule in a watched table -> its spec
+        self.products = {}                     # code a watched function defines -> its spec
         for spec, original in self.originals.items():
+            if isinstance(original, dict):     # one of JAX's rule tables: every rule it holds
+                self.rules.update(dict.fromkeys(callers.table_rules(original), spec))
             codes = [c for c in (getattr(f, "__code__", None) for f in chain(original)) if c]
             if codes:
                 self.codes[codes[-1]] = spec   # the innermost: what every route ends up running
                 self.skip.update(codes[:-1])
+                self.products.update(dict.fromkeys(callers.inner_codes(codes[-1]), spec))
             self.names[spec] = frozenset({target(spec)[1]} | callers.table_names() |
                                          ({callers.CALLED_AS} if callers.transformed(original)
                                           else set()))
@@ -85,8 +95,9 @@ class _Watch:
                 if spec in self.originals and link is self._face(spec):
                     seen.add(spec)
             code = getattr(link, "__code__", None)
-            if code is not None and self.codes.get(code) in specs:
-                seen.add(self.codes[code])     # code is compared by value: a copy counts too
+            for known in (self.codes, self.rules):
+                if code is not None and known.get(code) in specs:
+                    seen.add(known[code])      # code is compared by value: a copy counts too
         return sorted(seen)
 
     def _face(self, spec):
@@ -152,7 +163,7 @@ class Monitor(_Watch):
         _use(self.tool, NAME)
         self._callback = self._started
         _register(self.tool, _PY_START, self._callback)
-        for code in self.codes:
+        for code in (*self.codes, *self.rules):
             _set_local(self.tool, code, _PY_START)
         self.touched = False
         self._switches = {n: getattr(_MON, n) for n in _SWITCHES if hasattr(_MON, n)}
@@ -173,17 +184,24 @@ class Monitor(_Watch):
         return guarded
 
     def _started(self, code, offset):
-        spec = self.codes.get(code)
-        if spec is not None:
+        spec, rule = self.codes.get(code), self.rules.get(code)
+        if spec is not None or rule is not None:
             started = _frame(1)                  # the started function's frame
-            prim = callers.first_arg(started, code) if code in self.takes else None
-            self._note(spec, started.f_back, prim)
+            if spec is not None:
+                prim = callers.first_arg(started, code) if code in self.takes else None
+                self._note(spec, started.f_back, prim)
+            if rule is not None:                 # a rule out of a watched table
+                self._note(rule, started.f_back)
         elif self.strict:
             spec = self._copy_of(code)
             if spec is not None:                 # JAX never runs a copy: the answer's call
                 self.hits.add(spec)
                 if self.sink is not None:
                     self.sink(spec, True, False)
+            elif code in self.products:          # what a watched function made, made whenever:
+                self.hits.add(self.products[code])   # run while a strict exercise is observed
+                if self.sink is not None:
+                    self.sink(self.products[code], False, False)
 
     def _copy_of(self, code):
         """The spec whose code ``code`` copies (same bytecode; names, lines and file may differ:
@@ -218,7 +236,7 @@ class Monitor(_Watch):
                 return ["monitor"]
             if _register(self.tool, _PY_START, self._callback) is not self._callback:
                 return ["monitor"]              # (and ours is back for the exercises after)
-            if any(_get_local(self.tool, c) & _PY_START == 0 for c in self.codes):
+            if any(_get_local(self.tool, c) & _PY_START == 0 for c in (*self.codes, *self.rules)):
                 return ["monitor"]
         except ValueError:                      # the tool id was freed
             return ["monitor"]
@@ -228,7 +246,7 @@ class Monitor(_Watch):
         for name, switch in self._switches.items():
             setattr(_MON, name, switch)
         with contextlib.suppress(ValueError):
-            for code in self.codes:
+            for code in (*self.codes, *self.rules):
                 _set_local(self.tool, code, 0)
             _register(self.tool, _PY_START, None)
             _free(self.tool)
@@ -239,7 +257,8 @@ class Wrappers(_Watch):
 
     def __init__(self, specs, answer_prefix: str, sink=None):
         super().__init__(specs, answer_prefix, sink)
-        self.wrappers = {spec: self._wrap(spec, f) for spec, f in self.originals.items()}
+        self.wrappers = {spec: self._wrap(spec, f) for spec, f in self.originals.items()
+                         if not isinstance(f, dict)}       # (a table's rules: 3.12+ only)
         for spec, wrapper in self.wrappers.items():
             module, attr = target(spec)
             setattr(module, attr, wrapper)

@@ -206,7 +206,8 @@ def failure_hint(case, failure) -> str:
 # vmap itself would answer (as would out_axes=infer, batching a jaxpr by the module's own entry
 # points, or running each equation through JAX's rule from its tables): the answer reasons from
 # the rules instead. Strict: whoever calls them while the answer
-# is observed, the answer had JAX batch the program.
+# is observed, the answer had JAX batch the program. A table named in ``calls`` watches every
+# rule it holds (red team, round 9: each equation run through its rule by a small interpreter).
 _BATCHING = "jax._src.interpreters.batching"
 # A delegating answer, which the judge must send to a human (tests/lessons/test_contract.py): a
 # real threat: it earns full marks where nothing reads it.
@@ -238,7 +239,8 @@ WHERE_IT_LANDS = Exercise(
                "_batch_inner", "_batch_jaxpr_outer", "_batch_jaxpr_inner", *core.TABLE_NAMES),
         calls=("jax._src.api:vmap", *(f"{_BATCHING}:{n}" for n in (
             "_batch_outer", "_batch_inner", "batch", "batch_jaxpr", "batch_jaxpr2",
-            "batch_jaxpr_axes", "_batch_jaxpr_outer", "_batch_jaxpr_inner"))),
+            "batch_jaxpr_axes", "_batch_jaxpr_outer", "_batch_jaxpr_inner",
+            *core.TABLE_NAMES))),
         strict=True))
 check_where_it_lands = WHERE_IT_LANDS.checker()
 
