@@ -28,6 +28,8 @@ no_axis_name = jcore.no_axis_name
 JAXPR_TYPES = tuple({_xcore.Jaxpr, _xcore.ClosedJaxpr})
 
 # Names of the module-level rule tables across releases, in lookup order.
+# The batching module's name, for code outside the core that asks whether a function is its own.
+BATCHING_MODULE = B.__name__
 TABLE_NAMES = ("primitive_batchers", "fancy_primitive_batchers",
                "axis_primitive_batchers", "spmd_axis_primitive_batchers")
 

@@ -111,7 +111,7 @@ def table_rules(table: dict) -> list:
     found = []
     for rule in list(table.values()):
         held = [f for link in chain(rule) for f in _closed_over(link)
-                if getattr(link, "__module__", None) == _jax.B.__name__]
+                if getattr(link, "__module__", None) == _jax.BATCHING_MODULE]
         found += [c for c in map(innermost_code, [rule, *held]) if c is not None]
     return found
 
