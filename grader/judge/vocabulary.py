@@ -49,6 +49,6 @@ HIDING_MODULES = frozenset({"importlib", "ctypes", "gc", "inspect", "marshal", "
                             "timeit", "doctest", "cProfile", "profile", "pdb", "bdb", "_pyrepl"})
 COURSE_PACKAGE = "grader"
 TOO_LARGE = ("its answer cells are too large to read: more than {most:,} syntax-tree nodes "
-             "together (the judge's limit, JudgeExercises.answer_nodes; honest answers have a few "
-             "thousand at most), so the judge neither read nor ran them")
+             "together (the judge's limit, JudgeExercises.answer_nodes; the largest instructor "
+             "solution has under 1,000), so the judge neither read nor ran them")
 TOO_DEEP = "its code is nested too deeply to read (an expression or block thousands of levels deep)"

@@ -27,9 +27,9 @@ no_axis_name = jcore.no_axis_name
 # jax._src.core.ClosedJaxpr. jax.extend.core names both on every release (one class from 0.11).
 JAXPR_TYPES = tuple({_xcore.Jaxpr, _xcore.ClosedJaxpr})
 
-# Names of the module-level rule tables across releases, in lookup order.
 # The batching module's name, for code outside the core that asks whether a function is its own.
 BATCHING_MODULE = B.__name__
+# Names of the module-level rule tables across releases, in lookup order.
 TABLE_NAMES = ("primitive_batchers", "fancy_primitive_batchers",
                "axis_primitive_batchers", "spmd_axis_primitive_batchers")
 

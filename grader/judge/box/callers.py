@@ -87,9 +87,14 @@ def first_arg(frame, code):
         return None
 
 
+def codes_of(obj) -> list:
+    """The code along every route to ``obj`` (past partials and wrappers), outermost first."""
+    return [c for c in (getattr(f, "__code__", None) for f in chain(obj)) if c]
+
+
 def innermost_code(obj):
-    """The code that every route to ``obj`` ends up running (past partials and wrappers)."""
-    codes = [c for c in (getattr(f, "__code__", None) for f in chain(obj)) if c]
+    """The code that every route to ``obj`` ends up running."""
+    codes = codes_of(obj)
     return codes[-1] if codes else None
 
 

@@ -77,7 +77,7 @@ class _Watch:
         for spec, original in self.originals.items():
             if isinstance(original, dict):     # one of JAX's rule tables: every rule it holds
                 self.rules.update(dict.fromkeys(callers.table_rules(original), spec))
-            codes = [c for c in (getattr(f, "__code__", None) for f in chain(original)) if c]
+            codes = callers.codes_of(original)
             if codes:
                 self.codes[codes[-1]] = spec   # the innermost: what every route ends up running
                 self.skip.update(codes[:-1])
