@@ -437,3 +437,36 @@ def test_a_rule_run_out_of_jax_s_tables_while_where_it_lands_is_observed_is_seen
     got = run_child(request(L2, ["l2_where_it_lands"], {"where_it_lands": TABLE_RULE}))
     tripped = got["l2_where_it_lands"]["tripped"]
     assert any(s.endswith("primitive_batchers") for s in tripped), got
+
+
+# Tenth round. Another process: a new interpreter has no watch at all, and a fork carries the watch
+# but can point the sealed channel at /dev/null (red team: where_it_lands and cond_plan looked up
+# by JAX in a worker process, 14 points unflagged). In the child as the sandbox runs it the kernel
+# refuses each (the attempt is caught here, as an answer would catch it); the hook reports it.
+PROCESSES = {
+    "a fork": "import os\ntry:\n    os.fork() or os._exit(0)\nexcept OSError:\n    pass\n",
+    "a program": "import subprocess, sys\ntry:\n    subprocess.run([sys.executable, '-c', ''])\n"
+                 "except OSError:\n    pass\n",
+    "a shell": "import os\nos.system('true')\n",
+    "a pool of processes, while observed": (
+        "import concurrent.futures as _cf\ndef where_it_lands(program, in_dims):\n    try:\n"
+        "        _cf.ProcessPoolExecutor(1).submit(abs, 1).result()\n    except Exception:\n"
+        "        pass\n    return {}\n"),
+}
+
+
+@pytest.mark.parametrize("how", sorted(PROCESSES))
+def test_a_process_started_by_an_answer_makes_the_exercise_tampered(how):
+    code = PROCESSES[how] + ("" if "def where_it_lands" in PROCESSES[how] else EMPTY_LANDS)
+    got = run_child(request(L2, ["l2_where_it_lands"], {"where_it_lands": code}))
+    assert tamper.PROCESS in got["l2_where_it_lands"]["tampered"], got
+    assert "it started another process" in tamper.reason(got["l2_where_it_lands"]["tampered"])
+
+
+def test_the_child_as_the_sandbox_runs_it_refuses_a_fork():
+    code = ("import os\ndef where_it_lands(program, in_dims):\n    try:\n        pid = os.fork()\n"
+            "    except PermissionError:\n        return {'refused': 0}\n    if pid == 0:\n"
+            "        os._exit(0)\n    os.waitpid(pid, 0)\n    return {'allowed': 0}\n")
+    got = run_child(request(L2, ["l2_where_it_lands"], {"where_it_lands": code}))
+    assert "refused" in repr(got["l2_where_it_lands"]["observed"]), got
+    assert "allowed" not in repr(got["l2_where_it_lands"]["observed"]), got

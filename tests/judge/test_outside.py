@@ -22,18 +22,19 @@ spec = importlib.util.spec_from_file_location("box.outside", sys.argv[1])
 outside = importlib.util.module_from_spec(spec); spec.loader.exec_module(outside)
 
 class Watch:                       # what `_hook` hands a thread start to
-    started = 0
-    def thread(self):
-        Watch.started += 1
+    count = 0
+    def started(self, what):
+        assert what == "thread", what
+        Watch.count += 1
 outside._watch[:] = [Watch()]
 outside._wrap_thread_starts()      # (no audit hook is installed here: only the wrapper can report)
 
 import _thread, threading, time
 _thread.start_new_thread(abs, (1,))
 time.sleep(0.05)
-after_thread = Watch.started
+after_thread = Watch.count
 t = threading.Thread(target=abs, args=(1,)); t.start(); t.join()
-print(after_thread, Watch.started - after_thread)
+print(after_thread, Watch.count - after_thread)
 """
 
 

@@ -20,7 +20,7 @@ import sys
 import threading
 
 from ... import wire
-from . import channel, outside, tamper, tripwires
+from . import channel, outside, seccomp, tamper, tripwires
 
 ANSWER_FILE = "<answer cell {}>"
 ANSWER_FD = "INSIDE_VMAP_ANSWER_FD"
@@ -85,8 +85,7 @@ class Guard:
         self.outside = outside.Outside(os.path.dirname(wire.__file__),
                                        lambda: out.send("tampered", what=[outside.OUTSIDE]),
                                        compiles_cells=run_cells.__code__,
-                                       threads=lambda: out.send("tampered",
-                                                                what=[outside.THREAD]))
+                                       starts=lambda what: out.send("tampered", what=[what]))
 
     def check(self) -> None:
         found = set(tamper.changes(self.before, tamper.take()) + self.wires.broken() +
@@ -158,8 +157,19 @@ def _forget_editable_installs() -> None:
                         if not getattr(f, "__module__", "").startswith("__editable__")]
 
 
+def _no_new_processes() -> None:
+    """From here the child is the only process student code runs in: everything that watches it
+    (the tripwires, the audit hook, the seal) is this process's own. A fork or a program run is
+    refused by the kernel (`seccomp`'s second filter) and reported by the hook (`outside`)."""
+    try:
+        seccomp.install(processes=False)
+    except OSError:       # no seccomp here (the sandbox is off, and says so): the hook still tells
+        pass
+
+
 def main() -> None:
     _forget_editable_installs()
+    _no_new_processes()
     key = channel.read_key(0)
     inbox = channel.Inbox(0)
     request = inbox.next()

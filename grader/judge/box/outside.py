@@ -20,13 +20,19 @@ starts no Python thread while it traces, compiles or runs on CPU; the judge's ch
 audit events are Python 3.12's ``_thread.start_new_thread`` and 3.13's
 ``_thread.start_joinable_thread`` (what ``threading`` uses); 3.11 raises none, and there the
 ``_thread`` functions are wrapped before any cell runs.
+
+A new process is reported the same way (`PROCESS`): ``os.fork``, ``os.exec``, ``os.posix_spawn``,
+``subprocess.Popen`` and the rest of Python's process events. Nothing that watches the answer is
+in another process (red team, round 10: a second interpreter looked ``where_it_lands`` up, a fork
+with the channel pointed at /dev/null did too). The kernel refuses them anyway (`child`); the
+hook is what names them, for the student and the instructor.
 """
 from __future__ import annotations
 
 import os
 import sys
 
-from .tamper import OUTSIDE, THREAD  # one word for both sides
+from .tamper import OUTSIDE, PROCESS, THREAD  # one word for both sides
 
 # The names the child compiles the cells under.
 _CELLS = ("<answer cell ", "<set-up cell ")
@@ -36,6 +42,8 @@ _GENERATORS = (os.path.join("collections", "__init__.py"), "dataclasses.py")
 _MAKES = frozenset({"compile", "code.__new__", "function.__new__", "marshal.loads"})
 _CODE_FILES = (".py", ".pyc", ".pyw", ".pth")
 _THREADS = frozenset({"_thread.start_new_thread", "_thread.start_joinable_thread"})
+_PROCESSES = frozenset({"os.fork", "os.forkpty", "os.exec", "os.posix_spawn", "os.spawn",
+                        "os.system", "os.startfile", "subprocess.Popen", "pty.spawn"})
 _frame = sys._getframe                    # (held: an answer can rebind sys's names)
 _watch = []                               # the one watch of this process, once installed
 
@@ -48,7 +56,9 @@ def _hook(event, args) -> None:
     if _watch and (event in _MAKES or event == "open"):
         _watch[-1].saw(event, args)
     elif _watch and event in _THREADS:
-        _watch[-1].thread()
+        _watch[-1].started(THREAD)
+    elif _watch and event in _PROCESSES:
+        _watch[-1].started(PROCESS)
 
 
 def _wrap_thread_starts() -> None:
@@ -72,12 +82,12 @@ class Outside:
     (a hook cannot be removed): a later watch replaces the earlier one. ``compiles_cells``: the
     code object of the child's function that compiles the cells."""
 
-    def __init__(self, kit_root: str, report, compiles_cells=None, threads=None):
+    def __init__(self, kit_root: str, report, compiles_cells=None, starts=None):
         self.roots = _roots(sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
                             kit_root)
         self.stdlib, self.report, self.seen = _roots(sys.base_prefix), report, False
         self.compiles_cells = compiles_cells
-        self.threads, self.threaded = threads, False   # ``threads()``: report a new thread
+        self.starts, self.begun = starts, []   # ``starts(THREAD or PROCESS)``: report one
         if not _watch:
             sys.addaudithook(_hook)
             if sys.version_info < (3, 12):
@@ -95,11 +105,12 @@ class Outside:
             self.seen = True
             self.report()
 
-    def thread(self) -> None:
-        if self.threads is not None and not self.threaded:
-            self.threaded = True
+    def started(self, what: str) -> None:
+        """A thread or a process began (each reported once)."""
+        if self.starts is not None and what not in self.begun:
+            self.begun.append(what)
             try:
-                self.threads()
+                self.starts(what)
             except Exception:  # (never into the code it watches)
                 pass
 
@@ -153,4 +164,4 @@ class Outside:
         return name.startswith("<frozen ") or os.path.realpath(name).startswith(self.roots)
 
     def found(self) -> list[str]:
-        return ([OUTSIDE] if self.seen else []) + ([THREAD] if self.threaded else [])
+        return ([OUTSIDE] if self.seen else []) + self.begun

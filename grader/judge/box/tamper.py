@@ -20,6 +20,7 @@ from ...core import _jax
 MONITOR = "monitor"
 OUTSIDE = "outside"                     # `grader.judge.box.outside`
 THREAD = "thread"                       # a thread started after the watch stood (`outside`)
+PROCESS = "process"                     # a process started, or a program run (`outside`)
 _GONE = object()
 
 
@@ -143,7 +144,10 @@ def reason(tampered) -> str:
     if THREAD in tampered:
         parts.append("it started a thread, on which the judge cannot tell whose code runs "
                      "(what it calls there escapes the watch on JAX's functions)")
-    names = [t for t in tampered if isinstance(t, str) and t not in (MONITOR, OUTSIDE, THREAD)
+    if PROCESS in tampered:
+        parts.append("it started another process or ran a program, where nothing the judge "
+                     "watches can see what it does (the sandbox refuses it)")
+    names = [t for t in tampered if isinstance(t, str) and t not in (MONITOR, OUTSIDE, THREAD, PROCESS)
              and len(t) < 160 and _NAME.fullmatch(t)]
     course = [n for n in names if n.startswith(("grader", "sys.modules[grader"))]
     python = [n for n in names if n.startswith("builtins.")]
