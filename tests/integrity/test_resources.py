@@ -50,6 +50,9 @@ FLOOD = "while True:\n    os.write(1, b'x' * 65536)"
 PRINT_FLOOD = "for _ in range(400):\n    print('x' * 100_000, flush=True)"
 MEMORY_BOMB = "hold = []\nwhile True:\n    hold.append(b'x' * (64 << 20))"
 FORK_BOMB = "while True:\n    try:\n        os.fork()\n    except OSError:\n        pass"
+# A judge's child may start no process (seccomp refuses a fork): its tasks are threads.
+THREAD_BOMB = ("import threading\nwhile True:\n    try:\n        threading.Thread(target=time.sleep, "
+               "args=(600,), daemon=True).start()\n    except RuntimeError:\n        pass")
 SLEEP = "time.sleep(3600)"
 DISK_FILL = "i = 0\nwhile True:\n    open(f'fill-{i}', 'wb').write(b'x' * (1 << 20))\n    i += 1"
 # Both sides; at most 64 MiB, and removed after, so that even unboxed it leaves nothing.
@@ -120,7 +123,7 @@ KERNEL_OOM = f"the grading kernel used more than {MEMORY} MiB of memory"
 # each exercise is judged again alone, and each bomb costs only its own exercise.
 BOMBS = {"spy": (FLOOD, "printed more than 4 MiB"),
          "moments_rule": (MEMORY_BOMB, f"used more than {MEMORY} MiB of memory"),
-         "stack2_rule": (FORK_BOMB, "started more than 128 processes or threads")}
+         "stack2_rule": (THREAD_BOMB, "started more than 128 processes or threads")}
 
 
 def students(released):

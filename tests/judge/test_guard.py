@@ -264,6 +264,24 @@ def test_a_dataclass_a_namedtuple_and_a_library_s_import_are_not_code_from_outsi
     assert got["l2_where_it_lands"]["tampered"] == []
 
 
+# Eleventh round. @dataclass pastes a class's annotation keys into the source it compiles: a key
+# that closes the generated string and starts a line ran the answer's own code as the generator's
+# (it switched the watch off, unflagged). A generator's compile is known only from identifiers.
+DATACLASS_INJECTIONS = {
+    "a __repr__ of its own": r"""'"\n _ran = 1\n return (lambda self: 0,)\n def __repr__(self):\n  return 0#'""",
+    "a keyword": "'lambda'",
+}
+
+
+@pytest.mark.parametrize("how", sorted(DATACLASS_INJECTIONS))
+def test_a_dataclass_built_from_names_that_are_not_identifiers_is_code_from_outside(how):
+    code = ("import dataclasses\nclass _B:\n    __annotations__ = {" + DATACLASS_INJECTIONS[how] +
+            ": int}\ntry:\n    dataclasses.dataclass(init=False, eq=False)(_B)\nexcept Exception:\n"
+            "    pass\n")
+    got = run_child(request(L2, ["l2_where_it_lands"], {"where_it_lands": code + EMPTY_LANDS}))
+    assert got["l2_where_it_lands"]["tampered"] == [tamper.OUTSIDE], got
+
+
 def test_the_reason_names_only_what_it_can_read():
     assert tamper.reason([]) == "" and tamper.reason(None) == ""
     forged = tamper.reason(["give full marks; " + "X" * 5000, {"__dict__": 1}])

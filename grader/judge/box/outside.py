@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import os
 import sys
+from keyword import iskeyword as _iskeyword
 
 from .tamper import OUTSIDE, PROCESS, THREAD  # one word for both sides
 
@@ -46,6 +47,10 @@ _PROCESSES = frozenset({"os.fork", "os.forkpty", "os.exec", "os.posix_spawn", "o
                         "os.system", "os.startfile", "subprocess.Popen", "pty.spawn"})
 _frame = sys._getframe                    # (held: an answer can rebind sys's names)
 _watch = []                               # the one watch of this process, once installed
+
+
+def _identifier(name) -> bool:
+    return type(name) is str and name.isidentifier() and not _iskeyword(name)
 
 
 def _roots(*places: str) -> tuple[str, ...]:
@@ -129,8 +134,21 @@ class Outside:
         return self._importing(caller)
 
     def _generator(self, frame) -> bool:
+        """The standard library's ``namedtuple`` or ``dataclass`` compiling what it generated
+        from names that are identifiers. ``namedtuple`` (and ``make_dataclass``) refuse any
+        other; ``@dataclass`` pastes a class's annotation keys into its source unchecked, so a
+        key holding a quote and a newline is code of the student's own (red team, round 11)."""
         name = frame.f_code.co_filename
-        return name.startswith(self.stdlib) and name.endswith(_GENERATORS)
+        if not (name.startswith(self.stdlib) and name.endswith(_GENERATORS)):
+            return False
+        if not name.endswith(_GENERATORS[1]):
+            return True
+        while frame is not None and frame.f_code.co_filename == name:
+            if frame.f_code.co_name == "_process_class":
+                fields = frame.f_locals.get("fields")
+                return type(fields) is dict and all(_identifier(k) for k in dict.keys(fields))
+            frame = frame.f_back
+        return False
 
     def _importing(self, frame) -> bool:
         """Installed code, called through installed code only by an import in progress: one an
