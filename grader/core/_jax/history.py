@@ -135,7 +135,8 @@ HISTORY: dict[str, Fact] = {
         ((_FIRST, "process_primitive (custom_vjp_call_jaxpr)"),
          ("0.6.1", "process_custom_vjp_call (custom_vjp_call)"))),
     "shared_custom_vjp_output": Fact(
-        "what grad does with a custom_vjp output shared across a vmap's batch (out_axes=None)",
+        "what grad does with a custom_vjp output unbatched inside a vmap that gets a cotangent "
+        "(left unmapped by out_axes=None, broadcast by out_axes=0, or used inside the vmap)",
         ((_FIRST, "counts its cotangent once per example"), ("0.12.0", "raises ValueError"))),
     "custom_vmap_grad_error": Fact("what jax.grad of a custom_vmap function raises",
                                    ((_FIRST, "AssertionError"), ("0.4.38", "ValueError"))),

@@ -90,26 +90,53 @@ def _custom_vjp_generic_batching_route():
     return _route(jax.vmap(_custom_sin(generic_batching=True)))
 
 
-def _shared_custom_vjp_output():
-    """A custom_vjp with one output shared across the batch (unmapped) and one per example:
-    is the shared output's cotangent counted once, once per example, or refused?"""
+# How each case uses the pair's shared output (``s``, unbatched inside the vmap) and its per-example
+# one (``e``): left unmapped at the exit, broadcast at the exit by the default out_axes=0, or used
+# inside the vmapped function against a batched value.
+SHARED_OUTPUT_USES = ("out_axes=None", "out_axes=0", "used inside the vmap")
+
+
+def _shared_loss(use: str, pair, xs):
+    if use == "out_axes=None":
+        return lambda w: (lambda s, e: s + jnp.sum(e))(
+            *jax.vmap(pair, in_axes=(None, 0), out_axes=(None, 0))(w, xs))
+    if use == "out_axes=0":
+        return lambda w: (lambda s, e: jnp.sum(s) + jnp.sum(e))(*jax.vmap(pair, in_axes=(None, 0))(w, xs))
+    return lambda w: jnp.sum(jax.vmap(lambda w, x: (lambda s, e: s * e)(*pair(w, x)), in_axes=(None, 0))(w, xs))
+
+
+def shared_custom_vjp_output_cases() -> dict[str, str]:
+    """A custom_vjp with one output that does not depend on the example (unbatched inside the vmap)
+    and one per example, used in each of SHARED_OUTPUT_USES: is the shared output's cotangent
+    counted once, once per example, or refused? The right gradient and the shared output's part of
+    it come from the same function without the custom rule."""
     @jax.custom_vjp
     def two(w, x):
         return w * 2.0, w * x
     two.defvjp(lambda w, x: ((w * 2.0, w * x), x),
                lambda x, cts: (2.0 * cts[0] + cts[1] * x, cts[1] * 0.0))
-    xs = jnp.arange(1.0, 4.0)
+    plain = lambda w, x: (w * 2.0, w * x)
+    frozen = lambda w, x: (w * 2.0, lax.stop_gradient(w * x))     # only the shared output's part
+    xs, w = jnp.arange(1.0, 4.0), 1.5
+    out = {}
+    for use in SHARED_OUTPUT_USES:
+        try:
+            got = float(jax.grad(_shared_loss(use, two, xs))(w))
+        except ValueError:
+            out[use] = "raises ValueError"
+            continue
+        once = float(jax.grad(_shared_loss(use, plain, xs))(w))
+        per_example = once + (xs.shape[0] - 1) * float(jax.grad(_shared_loss(use, frozen, xs))(w))
+        out[use] = {once: "counts its cotangent once", per_example: "counts its cotangent once per example"
+                    }.get(got, f"gives {got}")
+    return out
 
-    def loss(w):
-        shared, each = jax.vmap(two, in_axes=(None, 0), out_axes=(None, 0))(w, xs)
-        return shared + jnp.sum(each)
-    try:
-        got = float(jax.grad(loss)(1.5))
-    except ValueError:
-        return "raises ValueError"
-    once, per_example = 2.0 + float(jnp.sum(xs)), 2.0 * 3 + float(jnp.sum(xs))
-    return {once: "counts its cotangent once", per_example: "counts its cotangent once per example"
-            }.get(got, f"gives {got}")
+
+def _shared_custom_vjp_output():
+    """One answer where every use agrees, else each use's."""
+    cases = shared_custom_vjp_output_cases()
+    answers = set(cases.values())
+    return answers.pop() if len(answers) == 1 else "; ".join(f"{u}: {a}" for u, a in cases.items())
 
 
 def _custom_vmap_grad():
