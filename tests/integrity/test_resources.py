@@ -114,16 +114,19 @@ def first_answer(grade_id: str) -> str:
     return next(cells for gid, _, cells in C.exercises_in(source) if gid == grade_id)[0]
 
 
-GRADED, FAILED = "graded", "failed"
+GRADED, FAILED, MANUAL = "graded", "failed", "needs manual grading"
 FULL = points()
 ANSWER_CELLS = [c for _, _, cells in C.exercises_in(nbformat.read(SOURCE, as_version=4))
                 for c in cells]
 KERNEL_OOM = f"the grading kernel used more than {MEMORY} MiB of memory"
-# In the judge, one student's three exercises each run a different bomb: the first child dies,
+# In the judge, one student's two exercises each run a different bomb: the first child dies,
 # each exercise is judged again alone, and each bomb costs only its own exercise.
 BOMBS = {"spy": (FLOOD, "printed more than 4 MiB"),
-         "moments_rule": (MEMORY_BOMB, f"used more than {MEMORY} MiB of memory"),
-         "stack2_rule": (THREAD_BOMB, "started more than 128 processes or threads")}
+         "moments_rule": (MEMORY_BOMB, f"used more than {MEMORY} MiB of memory")}
+# A judge's child starts no process, and the first thread it starts sends what is observed from
+# then on to a human (the task limit under it: tests/judge/test_zygote.py): a thread bomb costs
+# the submission its automatic score, and the rest of the batch nothing.
+TASKS = ("stack2_rule", "it started a thread")
 
 
 def students(released):
@@ -139,6 +142,8 @@ def students(released):
                         {g: why for g, (_, why) in BOMBS.items()}),
         # The first child sleeps to its limit in the spy's cell: the spy fails at once (it had
         # the time), the rest are judged together in one more child and keep their points.
+        "judge-threads": (build(released, {first_answer(TASKS[0]): only("judge", THREAD_BOMB)}),
+                          (0, 0), MANUAL, {TASKS[0]: (TASKS[1],)}),
         "judge-sleep": (build(released, {first_answer("spy"): only("judge", SLEEP)}),
                         (points(without=("spy",)),) * 2, GRADED,
                         {"spy": ("timed out after 20 s",)}),

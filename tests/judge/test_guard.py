@@ -255,31 +255,37 @@ def test_code_from_outside_the_cells_and_the_packages_makes_the_exercise_tampere
     assert "from outside its cells" in tamper.reason(got["l2_where_it_lands"]["tampered"])
 
 
-def test_a_dataclass_a_namedtuple_and_a_library_s_import_are_not_code_from_outside():
+def test_a_library_s_import_is_not_code_from_outside():
     # scipy.special builds functions of its own as it is imported (array_api_compat's
-    # clone_module): installed code, while an installed module is imported
-    code = ("import collections, dataclasses\n@dataclasses.dataclass\nclass _P:\n    a: int = 0\n"
-            "_T = collections.namedtuple('_T', 'a b')\nimport scipy.special\n")
+    # clone_module), and defines dataclasses and namedtuples: installed code, while an installed
+    # module is imported
+    code = "import scipy.special\n"
     got = run_child(request(L2, ["l2_where_it_lands"], {"where_it_lands": code + EMPTY_LANDS}))
     assert got["l2_where_it_lands"]["tampered"] == []
 
 
-# Eleventh round. @dataclass pastes a class's annotation keys into the source it compiles: a key
-# that closes the generated string and starts a line ran the answer's own code as the generator's
-# (it switched the watch off, unflagged). A generator's compile is known only from identifiers.
-DATACLASS_INJECTIONS = {
-    "a __repr__ of its own": r"""'"\n _ran = 1\n return (lambda self: 0,)\n def __repr__(self):\n  return 0#'""",
-    "a keyword": "'lambda'",
+# Eleventh and twelfth rounds. The standard library compiles a dataclass's and a namedtuple's
+# methods from strings built of what the cell hands it: an annotation key that closes the
+# generated string and starts a line, or a Field whose name is an identifier on the read that was
+# checked and code on the next, ran the answer's own code as the generator's (it switched the watch
+# off, unflagged). Every one a cell makes is code from outside.
+GENERATED = {
+    "a plain dataclass": "import dataclasses\n@dataclasses.dataclass\nclass _P:\n    a: int = 0\n",
+    "a namedtuple": "import collections\n_T = collections.namedtuple('_T', 'a b')\n",
+    "a __repr__ of its own": (
+        "import dataclasses\nclass _B:\n    __annotations__ = {"
+        r"""'"\n _ran = 1\n return (lambda self: 0,)\n def __repr__(self):\n  return 0#'"""
+        ": int}\ntry:\n    dataclasses.dataclass(init=False, eq=False)(_B)\nexcept Exception:\n"
+        "    pass\n"),
 }
 
 
-@pytest.mark.parametrize("how", sorted(DATACLASS_INJECTIONS))
-def test_a_dataclass_built_from_names_that_are_not_identifiers_is_code_from_outside(how):
-    code = ("import dataclasses\nclass _B:\n    __annotations__ = {" + DATACLASS_INJECTIONS[how] +
-            ": int}\ntry:\n    dataclasses.dataclass(init=False, eq=False)(_B)\nexcept Exception:\n"
-            "    pass\n")
-    got = run_child(request(L2, ["l2_where_it_lands"], {"where_it_lands": code + EMPTY_LANDS}))
+@pytest.mark.parametrize("how", sorted(GENERATED))
+def test_a_dataclass_or_namedtuple_a_cell_makes_is_code_from_outside(how):
+    got = run_child(request(L2, ["l2_where_it_lands"],
+                            {"where_it_lands": GENERATED[how] + EMPTY_LANDS}))
     assert got["l2_where_it_lands"]["tampered"] == [tamper.OUTSIDE], got
+    assert "dataclass" in tamper.reason(got["l2_where_it_lands"]["tampered"])
 
 
 def test_the_reason_names_only_what_it_can_read():
@@ -488,3 +494,21 @@ def test_the_child_as_the_sandbox_runs_it_refuses_a_fork():
     got = run_child(request(L2, ["l2_where_it_lands"], {"where_it_lands": code}))
     assert "refused" in repr(got["l2_where_it_lands"]["observed"]), got
     assert "allowed" not in repr(got["l2_where_it_lands"]["observed"]), got
+
+
+# Twelfth round. The live watch found through gc, a method shadowed on the instance and its sink
+# emptied: the calls went nowhere while the monitoring tool itself still stood.
+WATCH_OFF = {
+    "a method shadowed": "_o._note = lambda *a, **k: None",
+    "the sink emptied": "_o.sink = None",
+    "the hits replaced": "_o.hits = set()",
+}
+
+
+@pytest.mark.parametrize("how", sorted(WATCH_OFF))
+def test_changing_the_live_watch_object_is_seen(how):
+    code = ("import gc\nfor _o in gc.get_objects():\n"
+            "    if type(_o).__name__ in ('Monitor', 'Wrappers') and hasattr(_o, 'sink'):\n"
+            f"        {WATCH_OFF[how]}\n")
+    got = run_child(request(L2, ["l2_where_it_lands"], {"where_it_lands": code + EMPTY_LANDS}))
+    assert tamper.MONITOR in got["l2_where_it_lands"]["tampered"], got

@@ -81,6 +81,7 @@ class Guard:
 
     def __init__(self, wires, out: channel.Sealer):
         self.wires, self.out, self.before, self.seen = wires, out, tamper.take(), set()
+        self.pins = tamper.pin(wires)
         # ``grader`` here is the kit tree's (`_forget_editable_installs`): its code is known.
         self.outside = outside.Outside(os.path.dirname(wire.__file__),
                                        lambda: out.send("tampered", what=[outside.OUTSIDE]),
@@ -88,8 +89,8 @@ class Guard:
                                        starts=lambda what: out.send("tampered", what=[what]))
 
     def check(self) -> None:
-        found = set(tamper.changes(self.before, tamper.take()) + self.wires.broken() +
-                    self.outside.found())
+        found = set(tamper.changes(self.before, tamper.take()) + type(self.wires).broken(
+            self.wires) + tamper.unpinned(self.wires, self.pins) + self.outside.found())
         new = sorted(found - self.seen)
         if new:
             self.seen |= found

@@ -9,9 +9,13 @@ JAX's): every code object is compiled (``compile``), read from bytes (``marshal.
 (``code.__new__``, ``function.__new__``), and each raises its event first. Known code: the
 child compiling the cells, installed code compiling or building while an ``import`` statement
 imports an installed module through installed loaders (importlib, a library generating its
-functions), and the standard library's
-``namedtuple`` and ``dataclass`` generators. (Reported at once: what then runs could change
-anything held here.)
+functions, a module defining a dataclass or a namedtuple). (Reported at once: what then runs
+could change anything held here.) A dataclass or namedtuple a cell makes is code from outside:
+the standard library compiles their methods from strings built of what the cell hands it (a
+class's annotation keys, a ``Field`` whose ``name`` changes between reads, a patched helper of
+the generator's module), so no reading of the generator's caller can say the source is its own
+(red team, rounds 11 and 12: each such check was got past, and the hidden code switched the watch
+off).
 
 A thread started once the watch stands is reported too (`THREAD`): what runs on it has no answer
 frame below it and no exercise's observation around it, so the watch cannot say whose call it is
@@ -31,14 +35,11 @@ from __future__ import annotations
 
 import os
 import sys
-from keyword import iskeyword as _iskeyword
 
 from .tamper import OUTSIDE, PROCESS, THREAD  # one word for both sides
 
 # The names the child compiles the cells under.
 _CELLS = ("<answer cell ", "<set-up cell ")
-# The standard library's code generators: the source they compile is their own.
-_GENERATORS = (os.path.join("collections", "__init__.py"), "dataclasses.py")
 # Events that make code, and the files code is read from.
 _MAKES = frozenset({"compile", "code.__new__", "function.__new__", "marshal.loads"})
 _CODE_FILES = (".py", ".pyc", ".pyw", ".pth")
@@ -47,10 +48,6 @@ _PROCESSES = frozenset({"os.fork", "os.forkpty", "os.exec", "os.posix_spawn", "o
                         "os.system", "os.startfile", "subprocess.Popen", "pty.spawn"})
 _frame = sys._getframe                    # (held: an answer can rebind sys's names)
 _watch = []                               # the one watch of this process, once installed
-
-
-def _identifier(name) -> bool:
-    return type(name) is str and name.isidentifier() and not _iskeyword(name)
 
 
 def _roots(*places: str) -> tuple[str, ...]:
@@ -90,7 +87,7 @@ class Outside:
     def __init__(self, kit_root: str, report, compiles_cells=None, starts=None):
         self.roots = _roots(sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
                             kit_root)
-        self.stdlib, self.report, self.seen = _roots(sys.base_prefix), report, False
+        self.report, self.seen = report, False
         self.compiles_cells = compiles_cells
         self.starts, self.begun = starts, []   # ``starts(THREAD or PROCESS)``: report one
         if not _watch:
@@ -129,26 +126,7 @@ class Outside:
             name = str(args[1])
             if caller.f_code is self.compiles_cells and name.startswith(_CELLS):
                 return True                    # the child compiling a cell
-            if self._generator(caller):
-                return True
         return self._importing(caller)
-
-    def _generator(self, frame) -> bool:
-        """The standard library's ``namedtuple`` or ``dataclass`` compiling what it generated
-        from names that are identifiers. ``namedtuple`` (and ``make_dataclass``) refuse any
-        other; ``@dataclass`` pastes a class's annotation keys into its source unchecked, so a
-        key holding a quote and a newline is code of the student's own (red team, round 11)."""
-        name = frame.f_code.co_filename
-        if not (name.startswith(self.stdlib) and name.endswith(_GENERATORS)):
-            return False
-        if not name.endswith(_GENERATORS[1]):
-            return True
-        while frame is not None and frame.f_code.co_filename == name:
-            if frame.f_code.co_name == "_process_class":
-                fields = frame.f_locals.get("fields")
-                return type(fields) is dict and all(_identifier(k) for k in dict.keys(fields))
-            frame = frame.f_back
-        return False
 
     def _importing(self, frame) -> bool:
         """Installed code, called through installed code only by an import in progress: one an
