@@ -512,3 +512,26 @@ def test_changing_the_live_watch_object_is_seen(how):
             f"        {WATCH_OFF[how]}\n")
     got = run_child(request(L2, ["l2_where_it_lands"], {"where_it_lands": code + EMPTY_LANDS}))
     assert tamper.MONITOR in got["l2_where_it_lands"]["tampered"], got
+
+
+# Thirteenth round. The watch's callback switched off and put back within one call, through the
+# raw register function reached from the tripwires module's globals: later checks saw it standing.
+MONITORING = {
+    "off and back": (
+        "import sys\n_w = sys.modules['grader.judge.box.tripwires']\n"
+        "_t = next(t for t in range(6) if sys.monitoring.get_tool(t) == _w.NAME)\n"
+        "_cb = _w._register(_t, sys.monitoring.events.PY_START, None)\n"
+        "_w._register(_t, sys.monitoring.events.PY_START, _cb)\n"),
+    "a tool of its own": (
+        "import sys\nsys.monitoring.use_tool_id(5, 'mine')\n"
+        "sys.monitoring.register_callback(5, sys.monitoring.events.PY_START, abs)\n"
+        "sys.monitoring.free_tool_id(5)\n"),
+}
+
+
+@pytest.mark.skipif(sys.version_info < (3, 12), reason="sys.monitoring is Python 3.12's")
+@pytest.mark.parametrize("how", sorted(MONITORING))
+def test_setting_a_monitoring_callback_is_seen(how):
+    got = run_child(request(L2, ["l2_where_it_lands"],
+                            {"where_it_lands": MONITORING[how] + EMPTY_LANDS}))
+    assert tamper.MONITOR in got["l2_where_it_lands"]["tampered"], got

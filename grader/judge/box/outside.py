@@ -25,7 +25,9 @@ audit events are Python 3.12's ``_thread.start_new_thread`` and 3.13's
 ``_thread.start_joinable_thread`` (what ``threading`` uses); 3.11 raises none, and there the
 ``_thread`` functions are wrapped before any cell runs.
 
-A new process is reported the same way (`PROCESS`): ``os.fork``, ``os.exec``, ``os.posix_spawn``,
+So is a ``sys.monitoring`` callback set by anything but the watch's own code (`MONITOR`: its
+audit event names the function, not the tool, so any is). A new process is reported the same way
+(`PROCESS`): ``os.fork``, ``os.exec``, ``os.posix_spawn``,
 ``subprocess.Popen`` and the rest of Python's process events. Nothing that watches the answer is
 in another process (red team, round 10: a second interpreter looked ``where_it_lands`` up, a fork
 with the channel pointed at /dev/null did too). The kernel refuses them anyway (`child`); the
@@ -36,7 +38,7 @@ from __future__ import annotations
 import os
 import sys
 
-from .tamper import OUTSIDE, PROCESS, THREAD  # one word for both sides
+from .tamper import MONITOR, OUTSIDE, PROCESS, THREAD  # one word for both sides
 
 # The names the child compiles the cells under.
 _CELLS = ("<answer cell ", "<set-up cell ")
@@ -46,6 +48,8 @@ _CODE_FILES = (".py", ".pyc", ".pyw", ".pth")
 _THREADS = frozenset({"_thread.start_new_thread", "_thread.start_joinable_thread"})
 _PROCESSES = frozenset({"os.fork", "os.forkpty", "os.exec", "os.posix_spawn", "os.spawn",
                         "os.system", "os.startfile", "subprocess.Popen", "pty.spawn"})
+# The watch's own module: the one caller that may set a sys.monitoring callback.
+_TRIPWIRES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tripwires.py")
 _frame = sys._getframe                    # (held: an answer can rebind sys's names)
 _watch = []                               # the one watch of this process, once installed
 
@@ -61,6 +65,13 @@ def _hook(event, args) -> None:
         _watch[-1].started(THREAD)
     elif _watch and event in _PROCESSES:
         _watch[-1].started(PROCESS)
+    elif _watch and event == "sys.monitoring.register_callback":
+        # Setting any tool's callback, however the function was reached, from anything but the
+        # watch's own code: switching the watch off and back within one call leaves nothing
+        # for a later check to see (red team, round 13: the raw function from tripwires' globals).
+        caller = _frame(1)
+        if caller is None or caller.f_code.co_filename != _TRIPWIRES:
+            _watch[-1].started(MONITOR)
 
 
 def _wrap_thread_starts() -> None:
