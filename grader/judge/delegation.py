@@ -165,7 +165,12 @@ class _Reader(ast.NodeVisitor):
         self._check_path(node.module or "", "imports from")
         for alias in node.names:
             self._check_name(alias.name, "imports")
-            if alias.name in HIDING_CALLS:
+            if alias.name == "*":
+                # Every public name of the module, none written (red team, round 13: `from sys
+                # import *`, then `modules[...]` and `monitoring` as bare names): unreadable.
+                self._say(f"it imports every name of `{node.module or '.'}` (`import *`), "
+                          f"names the reading cannot see")
+            elif alias.name in HIDING_CALLS:
                 self._say(f"it imports `{alias.name}`, which reaches code by a computed name")
             elif alias.name in HIDING_MODULES:    # from unittest import mock
                 self._check_module(f"{node.module or ''}.{alias.name}")
@@ -237,10 +242,17 @@ class _Reader(ast.NodeVisitor):
                 if word.match(node.value):
                     self._say(f"it names `{name}` in a string, the implementation this exercise "
                               f"asks you to write")
+            if _COURSE_PATH.match(node.value):     # sys.modules["grader.judge.box.tripwires"]
+                self._say(f"it names the course's own package in a string "
+                          f"(`{_short(node)}`): answers use only what the set-up cell provides")
             if node.value.strip() in HIDING_ATTRS and node.value.strip() not in self.allowed:
                 self._say(f"it names `{node.value.strip()}` in a string, which reaches objects "
                           f"behind the code's back")
         self.generic_visit(node)
+
+
+# A string that is a dotted path into the course's package: what a lookup by name would reach.
+_COURSE_PATH = re.compile(rf"^\s*{COURSE_PACKAGE}(\.[\w.]*)?\s*$")
 
 
 def _short(expr, most: int = 80) -> str:

@@ -7,6 +7,8 @@ HIDING_CALLS = frozenset({"exec", "eval", "compile", "__import__", "globals", "l
                           "resolve_name", "import_module", "setitem", "delitem",
                           # a dotted path or attribute taken from a string at run time
                           "locate", "get_field", "update_wrapper",
+                          # an entry point loads the object its "module:attr" string names
+                          "EntryPoint", "entry_points",
                           # code run from a string by a profiler, debugger or typing's evaluation
                           "runctx", "runeval", "get_type_hints", "dictConfig", "BaseConfigurator",
                           "_resolve",

@@ -134,6 +134,16 @@ SOFTSIGN = Delegation(names=("vectorized_batcher",))
     ("g = f.__builtins__", "`.__builtins__`"),
     ("g = getattr(e, '__trace' + 'back__')", "computed attribute name"),
     ("g = getattr(e, 'tb_frame')", "names `tb_frame` in a string"),
+    # thirteenth round: names no attribute shows (a star import), the course's modules by a
+    # string key, an object loaded from a "module:attr" string
+    ("from sys import *\nw = modules['x']", "`import *`"),
+    ("from os.path import *", "`import *`"),
+    ("import sys\nw = sys.exc_info and d['grader.judge.box.tripwires']", "course's own package"),
+    ("k = 'grader'\nw = d[k]", "course's own package"),
+    ("from importlib.metadata import EntryPoint", "`importlib.metadata`"),
+    ("e = ep.EntryPoint('n', 'jax._src.interpreters.batching:matchaxis', 'g').load()",
+     "`.EntryPoint`"),
+    ("e = entry_points(group='x')", "`entry_points`"),
 ])
 def test_each_way_of_hiding_or_patching_is_named(source, words):
     found = reasons([source], SOFTSIGN)

@@ -16,7 +16,9 @@ import grader.judge.box.outside as outside
 _PROBE = r"""
 import importlib.util, sys, types
 package = types.ModuleType("box"); package.__path__ = []
-tamper = types.ModuleType("box.tamper"); tamper.OUTSIDE, tamper.THREAD, tamper.PROCESS, tamper.MONITOR = "outside", "thread", "process", "monitor"
+tamper = types.ModuleType("box.tamper")
+for _word in ("outside", "thread", "process", "monitor"):
+    setattr(tamper, _word.upper(), _word)
 sys.modules.update({"box": package, "box.tamper": tamper})
 spec = importlib.util.spec_from_file_location("box.outside", sys.argv[1])
 outside = importlib.util.module_from_spec(spec); spec.loader.exec_module(outside)
