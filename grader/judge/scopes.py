@@ -33,10 +33,10 @@ def owned_names(tree) -> set[str]:
     imported = {(a.asname or a.name).split(".")[0] for n in ast.walk(tree)
                 if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
     owned -= imported
-    # A name bound to someone else's object (``m = L1.kit.observe``) is an alias, not owned.
-    aliases = [(n.targets[0].id, root(n.value)) for n in ast.walk(tree)
-               if isinstance(n, ast.Assign) and len(n.targets) == 1
-               and isinstance(n.targets[0], ast.Name) and root(n.value)]
+    # A name bound to someone else's object (``m = L1.kit.observe``) is an alias, not owned; so
+    # is one unpacked from it (``a, b = L1, 2``) or looping over it (``for m in (L1,)``; red
+    # team, round 13: both patched a module the reading took for the cell's own).
+    aliases = [pair for n in ast.walk(tree) for pair in _bindings(n)]
     # An alias of an alias is one too: a worklist from each name found not owned (not passes
     # over the list, which a chain written in reverse makes quadratic).
     aliased: dict[str, list[str]] = {}
@@ -101,6 +101,54 @@ def split(scope) -> tuple[list, list]:
 def body(scope) -> list:
     """A function's statements, or a lambda's one expression."""
     return scope.body if isinstance(scope.body, list) else [scope.body]
+
+
+def _bindings(node):
+    """``(name, origin)`` for each name an assignment or a for loop binds from a named object."""
+    if isinstance(node, ast.Assign):
+        pairs = [p for target in node.targets for p in _unpack(target, node.value)]
+    elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension, ast.NamedExpr)):
+        value = node.value if isinstance(node, ast.NamedExpr) else node.iter
+        # a loop's name takes each item: from a written-out tuple or list, each one's origin;
+        # from anything else, what it is drawn from (``for m in vars(L1).values()``: L1's)
+        items = value.elts if isinstance(value, (ast.Tuple, ast.List, ast.Set)) else [value]
+        if isinstance(node, ast.NamedExpr):
+            items = [value]
+        pairs = [p for item in items for p in _unpack(node.target, item, loose=True)]
+    else:
+        return []
+    return [(name, origin) for name, origin in pairs if origin]
+
+
+def _unpack(target, value, loose=False):
+    """Pair the names of ``target`` with the origins of ``value``'s parts, element by element
+    where both are written-out tuples of one length; otherwise every name with the whole value's
+    origin when ``loose`` (a loop, a starred or uneven unpacking: any name may take any part)."""
+    if isinstance(target, ast.Name):
+        return [(target.id, _origin(value))]
+    if isinstance(target, ast.Starred):
+        return _unpack(target.value, value, loose=True)
+    if isinstance(target, (ast.Tuple, ast.List)):
+        if (isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts)
+                and not any(isinstance(e, ast.Starred) for e in (*value.elts, *target.elts))):
+            return [p for t, v in zip(target.elts, value.elts) for p in _unpack(t, v, loose)]
+        parts = value.elts if isinstance(value, (ast.Tuple, ast.List)) else [value]
+        return [(n.id, _origin(v)) for t in target.elts for n in ast.walk(t)
+                if isinstance(n, ast.Name) for v in parts]
+    return []
+
+
+def _origin(expr) -> str | None:
+    """The name a value is drawn from: its root, or for a call the root of the object it is
+    called on or its first argument (``vars(L1).values()``, ``iter(L1.tables)``)."""
+    found = root(expr)
+    while found is None and isinstance(expr, ast.Call):
+        expr = expr.func.value if isinstance(expr.func, ast.Attribute) else \
+            (expr.args[0] if expr.args else None)
+        found = root(expr) if expr is not None else None
+    if found is None and isinstance(expr, (ast.Tuple, ast.List, ast.Set)):
+        return next((o for o in map(_origin, expr.elts) if o), None)
+    return found
 
 
 def root(expr) -> str | None:

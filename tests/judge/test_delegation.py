@@ -370,3 +370,27 @@ def test_calling_ones_own_answer_is_a_self_test_not_a_delegation():
 def test_the_red_teams_readings_are_flagged_by_the_exercises_own_rules(grade_id, source):
     from grader import lessons
     assert reasons([source], lessons.exercises()[grade_id].delegation) != []
+
+
+# Thirteenth round: a module reached through an unpacking or a loop was taken for the cell's own.
+@pytest.mark.parametrize("source", [
+    "a, b = L1, 2\na.kit = None\n",
+    "(a, b), c = (L1, L2), 0\nb.kit = None\n",
+    "a, *rest = 0, L1\nrest[0].kit = None\n",
+    "for m in (L1, L2):\n    m.kit = None\n",
+    "for name, m in vars(L1).items():\n    m.kit = None\n",
+    "for m in L1.tables:\n    m.clear()\n",
+    "[m.update(x=1) for m in (L1,)]\n",
+])
+def test_a_module_unpacked_or_looped_over_is_still_not_the_cells_own(source):
+    assert any("code it does not own" in r for r in reasons([source], SOFTSIGN)), source
+
+
+@pytest.mark.parametrize("source", [
+    "for i in range(3):\n    d = {}\n    d[i] = i\n",
+    "a, b = [], {}\na.append(1)\nb['k'] = 2\n",
+    "rows = [[0, 0], [0, 0]]\nfor row in rows:\n    row[0] = 1\n",
+    "for n, v in zip([1], [2]):\n    out = {}\n    out[n] = v\n",
+])
+def test_the_cells_own_containers_unpacked_or_looped_over_are_its_own(source):
+    assert reasons([source], SOFTSIGN) == [], source
