@@ -130,8 +130,11 @@ LAYOUT = frozenset({"reshape", "transpose", "broadcast_in_dim", "squeeze", "expa
 
 def flow(jaxpr) -> dict:
     """The top-level equations as a data-flow graph of plain ints: ``{"eqns": [(primitive, input
-    ids, output ids, layout_only)], "outs": output ids}``; a literal input is -1. An equation with
-    sub-jaxprs (a jit) is ``layout_only`` when everything inside it is."""
+    ids, output ids, layout_only)], "outs": output ids, "calls": [...]}``; a literal input is -1.
+    An equation with sub-jaxprs (a jit) is ``layout_only`` when everything inside it is. ``calls``
+    holds, per equation, the flow of the one program it calls (a jit, a custom_vmap_call, a
+    custom_jvp_call: one sub-jaxpr whose outputs are the equation's), else None; ``n_in``: the
+    number of inputs (ids 0 to n_in - 1)."""
     ids: dict = {}
 
     def num(v) -> int:
@@ -142,7 +145,15 @@ def flow(jaxpr) -> dict:
         num(v)
     eqns = [(_jax.primitive_name(e.primitive), tuple(num(v) for v in e.invars),
              tuple(num(v) for v in e.outvars), _layout_only(e)) for e in j.eqns]
-    return {"eqns": eqns, "outs": tuple(num(v) for v in j.outvars)}
+    return {"eqns": eqns, "outs": tuple(num(v) for v in j.outvars),
+            "calls": [_called(e) for e in j.eqns], "n_in": len(j.invars)}
+
+
+def _called(eqn) -> dict | None:
+    subs = sub_jaxprs(eqn.params)
+    if len(subs) == 1 and len(subs[0].outvars) == len(eqn.outvars):
+        return flow(subs[0])
+    return None
 
 
 def _layout_only(eqn) -> bool:
@@ -154,16 +165,36 @@ def _layout_only(eqn) -> bool:
 
 def computed_by(graph: dict, primitive: str) -> bool:
     """Whether every output of the program is an equation of ``primitive``'s output, moved or
-    reshaped only (through equations that are layout only)."""
-    made = {out: (name, ins, layout) for name, ins, outs, layout in graph["eqns"] for out in outs}
+    reshaped only (through equations that are layout only), or the output of a called program
+    (a jit, a custom_vmap_call) that is itself computed so. An equation computed beside it and
+    returned instead, with the primitive's own result dropped, is not."""
+    return bool(graph["outs"]) and all(_source(graph, v, primitive) is True for v in graph["outs"])
 
-    def back(var) -> bool:
-        name, ins, layout = made.get(var, (None, (), False))
+
+def _source(graph: dict, var: int, primitive: str):
+    """Follow ``var`` back through layout-only equations and into called programs: True where it
+    reaches ``primitive``'s output, the position of the program's input it reaches (an int), or
+    False where anything else computed it."""
+    calls = graph.get("calls") or [None] * len(graph["eqns"])
+    made = {out: (name, ins, layout, call, outs.index(out))
+            for (name, ins, outs, layout), call in zip(graph["eqns"], calls) for out in outs}
+    n_in = graph.get("n_in", 0)
+    while True:
+        if var not in made:
+            return var if 0 <= var < n_in else False
+        name, ins, layout, call, position = made[var]
         if name == primitive:
             return True
-        return layout and len([i for i in ins if i >= 0]) == 1 and back(next(i for i in ins if i >= 0))
-
-    return bool(graph["outs"]) and all(back(v) for v in graph["outs"])
+        if call is not None and call["outs"]:
+            inner = _source(call, call["outs"][position], primitive)
+            if inner is True or inner is False:
+                return inner
+            var = ins[inner] if inner < len(ins) else -1      # through the call, to its operand
+            continue
+        real = [i for i in ins if i >= 0]
+        if not (layout and len(real) == 1):
+            return False
+        var = real[0]
 
 
 def widening_broadcasts(eqns) -> list[tuple]:

@@ -56,3 +56,21 @@ def test_plain_rejects_objects():
     from grader.core.jaxprs import plain
     assert plain((np.int64(1), (2,))) == (1, (2,))
     assert plain(object()) is None and plain((1, object())) is None
+
+
+def test_computed_by_follows_called_programs_and_refuses_a_result_computed_beside_it():
+    import jax
+    import jax.numpy as jnp
+
+    from grader.core import jaxprs
+
+    def by(fn, prim="sin"):
+        return jaxprs.computed_by(jaxprs.flow(jax.make_jaxpr(fn)(jnp.ones((2, 3)))), prim)
+
+    assert by(lambda x: jnp.sin(x).T)
+    assert by(lambda x: jax.jit(lambda y: y.T)(jnp.sin(x)))                # a layout-only call
+    assert by(lambda x: jax.jit(lambda a, y: y.T)(x, jnp.sin(x)))          # its second operand
+    assert by(lambda x: jax.jit(jnp.sin)(x))                               # computed inside
+    assert not by(lambda x: jax.jit(lambda y: jnp.cos(y))(jnp.sin(x)))
+    assert not by(lambda x: (jnp.sin(x), jnp.cos(x))[1])                   # the sin dropped
+    assert not by(lambda x: jax.jit(lambda y: (jnp.sin(y), y * 2))(x)[1])

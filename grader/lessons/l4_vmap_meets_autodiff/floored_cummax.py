@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...core.jaxprs import Eqn, primitives
+from ...core.jaxprs import Eqn, computed_by, primitives
 from ...exercise import Delegating, Delegation, Exercise, describe, fresh_cases
 from ...feedback import Finding
 from ...wire import Failure, pack, unpack
@@ -101,6 +101,13 @@ def compare(case, exp, got) -> Finding | None:
                        "floored_cummax itself) once in the rule, not once per example"
                        if calls else "The kernel must do the work: floored_cummax is "
                        "running_max(x, floor), and its rule calls it on the batch.")
+    if not computed_by(got["flow"], "running_max"):
+        # red team, round 14: the kernel called once for show, the result computed beside it
+        return Finding(where, "the batched result computed by the running_max call",
+                       "a result computed beside it (the kernel's own result unused)",
+                       "Your rule calls the kernel but returns something else: return what "
+                       "floored_cummax gives on the batch (moved or reshaped at most), so that "
+                       "the kernel does the work.")
     return None
 
 

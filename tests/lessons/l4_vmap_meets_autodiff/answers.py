@@ -172,6 +172,23 @@ def _unbatched_rule(axis_size, in_batched, x, floor):
     return unbatched_claim(x, floor), bool(in_batched[0]) and bool(in_batched[1])
 
 
+@jax.custom_batching.custom_vmap
+def decoy_floored_cummax(x, floor):
+    """Calls the kernel in its rule for show and returns lax.cummax's result (red team, round 14)."""
+    return L4.running_max(x, floor)
+
+
+@decoy_floored_cummax.def_vmap
+def _decoy_rule(axis_size, in_batched, x, floor):
+    if not in_batched[0]:
+        x = jnp.broadcast_to(x, (axis_size,) + x.shape)
+    if not in_batched[1]:
+        floor = jnp.broadcast_to(floor, (axis_size,) + floor.shape)
+    decoy_floored_cummax(x, floor)                       # once, on the batch; the result dropped
+    f = jnp.expand_dims(floor, tuple(range(floor.ndim, x.ndim)))
+    return jax.lax.cummax(jnp.maximum(x, f), axis=x.ndim - 1), True
+
+
 def lax_floored_cummax(x, floor):
     """No kernel at all: lax.cummax, which vmap batches by itself."""
     return jax.lax.cummax(jnp.maximum(x, floor), axis=x.ndim - 1)

@@ -188,8 +188,9 @@ def floored_cummax(f, case) -> dict:
     with stage("vmap"):
         out = batched(x, floor)
         seen = program(batched, x, floor)
+        flow = jaxprs.flow(jax.make_jaxpr(batched)(x, floor))    # where the result comes from
     return {"custom_vmap": isinstance(f, jax.custom_batching.custom_vmap),
-            "single": pack(single), "out": pack(out), **seen}
+            "single": pack(single), "out": pack(out), "flow": flow, **seen}
 
 
 # ---- jacobian ------------------------------------------------------------------------------------
