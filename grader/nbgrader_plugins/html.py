@@ -17,15 +17,24 @@ grade API). ``course/nbgrader_config.py`` configures every ``HTMLExporter`` nbgr
   cleaning; nbgrader's formgrade template renders markdown cells itself, ignoring nbconvert's
   ``sanitize_html``, and the renderer keeps ``javascript:`` links.
 * ``HTMLExporter.sanitize_html = True``: nbconvert's switch, for the templates that honour it.
+
+Cleaning costs more than the size of what is cleaned: bleach's parser (html5lib) does work in
+proportion to the open elements for each tag, so 40,000 nested ``<div>`` in a 200 KB markdown
+cell held a student's feedback 65 s and the formgrader's whole server 137 s, and a misnested
+``<b><i>x</b></i>`` grows as fast (red team, round 14). `MarkupBudget` bounds it: a cell or output
+holding more markup than the course renders (`MarkupBudget.item_tags` tags, `item_bytes` bytes),
+or a notebook past `notebook_tags` in all, is shown as escaped text with a note, never parsed.
 """
 from __future__ import annotations
 
+import html as _html
 import numbers
 
 import bleach
 import jinja2
 from bleach.css_sanitizer import ALLOWED_CSS_PROPERTIES, CSSSanitizer
 from nbconvert.preprocessors.sanitize import SanitizeHTML
+from traitlets import Integer
 from traitlets.config import LoggingConfigurable
 
 # What formatting survives: text structure, tables, images, links. No element that runs,
@@ -73,12 +82,53 @@ def clean(html: str) -> str:
                         strip=False, strip_comments=True)
 
 
+class MarkupBudget(LoggingConfigurable):
+    """How much markup one rendering of a notebook parses: the work of cleaning grows faster
+    than the markup (see the module's docstring), so past these it is shown as text. An honest
+    submission of this course holds a handful of tags; a pandas table of 100 rows about 1,200."""
+
+    item_tags = Integer(4000, help="The most tags ('<') one cell or output may hold and still be "
+                        "rendered as HTML; past it, it is shown as escaped text.").tag(config=True)
+    item_bytes = Integer(200_000, help="The most bytes one markdown cell or HTML output may hold "
+                         "and still be rendered.").tag(config=True)
+    notebook_tags = Integer(20_000, help="The most tags one notebook's cells and outputs may "
+                            "hold together and still be rendered; what comes after is shown as "
+                            "escaped text.").tag(config=True)
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.left = self.notebook_tags
+
+    def take(self, text: str) -> bool:
+        """Whether ``text`` may be parsed, counting it against the notebook's budget."""
+        tags = text.count("<")
+        if len(text) > self.item_bytes or tags > self.item_tags or tags > self.left:
+            self.left = 0              # the rest of the notebook is text too: no slicing it up
+            return False
+        self.left -= tags
+        return True
+
+    def unparsed(self, text: str) -> str:
+        return ('<p><em>This part of the notebook holds more markup than the course renders (at '
+                f'most {self.item_tags:,} tags in one cell or output, {self.notebook_tags:,} in a '
+                'notebook), so it is shown as text.</em></p><pre>' + _html.escape(text) + '</pre>')
+
+
+def _budget(exporter) -> MarkupBudget:
+    """The budget of the notebook ``exporter`` is rendering (`SanitizeSubmission.preprocess`
+    starts one per notebook; without it, one per call)."""
+    budget = getattr(exporter, "_inside_vmap_budget", None)
+    return budget if budget is not None else MarkupBudget(parent=exporter)
+
+
 class SanitizeSubmission(SanitizeHTML):
     """nbconvert's SanitizeHTML with the course's allow-list, for every HTML rendering of a
     student's notebook (see the module's docstring)."""
 
     def preprocess(self, nb, resources):
         nb.metadata.pop("widgets", None)    # widget state: a script block the page would load
+        if self.parent is not None:         # one markup budget per notebook rendered
+            self.parent._inside_vmap_budget = MarkupBudget(parent=self.parent)
         return super().preprocess(nb, resources)
 
     def preprocess_cell(self, cell, resources, cell_index):
@@ -91,7 +141,8 @@ class SanitizeSubmission(SanitizeHTML):
         return super().preprocess_cell(cell, resources, cell_index)
 
     def sanitize_html_tags(self, html_str):
-        return clean(html_str)
+        budget = _budget(self.parent)
+        return clean(html_str) if budget.take(html_str) else budget.unparsed(html_str)
 
 
 class SafeMarkdown(LoggingConfigurable):
@@ -103,11 +154,17 @@ class SafeMarkdown(LoggingConfigurable):
     jinja_pass_arg = jinja2.pass_context(lambda: None).jinja_pass_arg
 
     def __call__(self, context, source):
+        budget = _budget(self.parent)
+        if len(source) > budget.item_bytes:          # not even rendered: markdown can nest too
+            return budget.unparsed(source)
         render = getattr(self.parent, "markdown2html", None)
         if render is None:
             from nbconvert.filters import markdown2html as plain
-            return clean(plain(source))
-        return clean(render(context, source))
+            made = plain(source)
+        else:
+            made = render(context, source)
+        # counted once rendered: `>>>>` and nested lists make elements without a '<'
+        return clean(made) if budget.take(made) else budget.unparsed(source)
 
 
 def _retype(output) -> None:
