@@ -144,9 +144,22 @@ exec("clipped_scale = jax.custom_vjp(lambda w, x: w * x)\\n"
      " * r[1], axis=tuple(range(r[1].ndim - r[0].ndim))), jnp.clip(g, -1, 1) * r[0]))\\n")
 """)
 
+# JAX's own autodiff inside the backward rule does the reduction over the broadcast axes that the
+# exercise asks the rule to do (red team, round 14: ``jax.vjp(lambda a, b: a * b, w, x)[1](clip(g))``
+# earned 3/3 unread).
+BY_AUTODIFF = Delegating("""\
+import jax, jax.numpy as jnp
+clipped_scale = jax.custom_vjp(lambda w, x: w * x)
+clipped_scale.defvjp(lambda w, x: (w * x, (w, x)),
+                     lambda r, g: jax.vjp(lambda a, b: a * b, *r)[1](jnp.clip(g, -1.0, 1.0)))
+""")
+AUTODIFF = ("vjp", "linear_transpose", "grad", "value_and_grad", "jacrev", "jacfwd", "jacobian",
+            "hessian")
+
 CLIPPED_SCALE = Exercise("l4_clipped_scale", 3, ("clipped_scale",), observe.clipped_scale, cases,
                          expect, compare, name="check_clipped_scale", failure_hint=failure_hint,
-                         delegation=Delegation(examples=(DELEGATING,)))
+                         delegation=Delegation(examples=(DELEGATING, BY_AUTODIFF),
+                                               names=AUTODIFF))
 check_clipped_scale = CLIPPED_SCALE.checker()
 
 __all__ = ["CLIPPED_SCALE", "check_clipped_scale"]
