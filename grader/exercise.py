@@ -38,11 +38,15 @@ class Delegation:
     ``dynamic`` allows ``getattr`` with a computed name, ``vars`` and ``__dict__`` (an exercise
     about reading modules). With ``strict``, any call of ``calls`` while the answer is observed
     counts, whoever made it: for an answer that should need no vmap at all, JAX calling its own
-    implementation means the answer had vmap do the work."""
+    implementation means the answer had vmap do the work. With ``within``, a call of ``calls``
+    counts whenever the answer's code is running below it, whatever JAX functions stand between:
+    for an answer JAX calls back (a custom_vjp's backward rule), JAX's machinery run from inside
+    it, by any of JAX's routes to it, is the answer's."""
     names: tuple[str, ...] = ()
     calls: tuple[str, ...] = ()
     dynamic: bool = False
     strict: bool = False
+    within: bool = False
     # What the contract test (tests/lessons/test_contract.py) runs through the judge: each must
     # go to a human. An exercise with nothing to hand its work to says why in ``unneeded``.
     examples: tuple[Delegating, ...] = ()

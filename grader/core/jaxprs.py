@@ -197,6 +197,49 @@ def _source(graph: dict, var: int, primitive: str):
         var = real[0]
 
 
+def fed_by_inputs(graph: dict, primitive: str) -> bool:
+    """Whether every operand of every ``primitive`` equation (in called programs too) is one of
+    the program's inputs, moved, broadcast or reshaped only: the primitive does the work, on the
+    data itself, rather than being handed a result computed before it."""
+    return _fed(graph, primitive, lambda position: True)
+
+
+def _fed(graph: dict, primitive: str, outer) -> bool:
+    calls = graph.get("calls") or [None] * len(graph["eqns"])
+    for (name, ins, _, _), call in zip(graph["eqns"], calls):
+        if name == primitive and not all(_to_input(graph, v, outer) for v in ins):
+            return False
+        if call is not None:
+            def inner(position, ins=ins):
+                return position >= len(ins) or _to_input(graph, ins[position], outer)
+            if not _fed(call, primitive, inner):
+                return False
+    return True
+
+
+def _to_input(graph: dict, var: int, outer) -> bool:
+    """Whether ``var`` is an input of ``graph`` (one ``outer`` accepts) through layout only."""
+    calls = graph.get("calls") or [None] * len(graph["eqns"])
+    made = {out: (ins, layout, call, outs.index(out))
+            for (_, ins, outs, layout), call in zip(graph["eqns"], calls) for out in outs}
+    while True:
+        if var < 0:
+            return True                          # a literal: no data computed before
+        if var not in made:
+            return var < graph.get("n_in", 0) and outer(var)
+        ins, layout, call, position = made[var]
+        if call is not None and call["outs"] and layout:
+            reached = _source(call, call["outs"][position], None)
+            if reached is True or reached is False:
+                return False
+            var = ins[reached] if reached < len(ins) else -1
+            continue
+        real = [i for i in ins if i >= 0]
+        if not (layout and len(real) == 1):
+            return False
+        var = real[0]
+
+
 def widening_broadcasts(eqns) -> list[tuple]:
     """``(in_shape, out_shape)`` of every broadcast_in_dim whose output has more elements."""
     return [(e.in_shapes[0], e.out_shapes[0]) for e in eqns

@@ -152,7 +152,8 @@ def _job(exercise) -> dict:
     """What the child needs to observe an exercise (its cases come one at a time, later)."""
     fn = exercise.observe
     return {"observe": f"{fn.__module__}:{fn.__qualname__}", "needs": list(exercise.needs),
-            "calls": list(exercise.delegation.calls), "strict": exercise.delegation.strict}
+            "calls": list(exercise.delegation.calls), "strict": exercise.delegation.strict,
+            "within": exercise.delegation.within}
 
 
 def case_key(assignment: str, notebook: str) -> str:

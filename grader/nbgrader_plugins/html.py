@@ -24,11 +24,19 @@ cell held a student's feedback 65 s and the formgrader's whole server 137 s, and
 ``<b><i>x</b></i>`` grows as fast (red team, round 14). `MarkupBudget` bounds it: a cell or output
 holding more markup than the course renders (`MarkupBudget.item_tags` tags, `item_bytes` bytes),
 or a notebook past `notebook_tags` in all, is shown as escaped text with a note, never parsed.
+The two other passes over what a student wrote or printed that grow faster than it are bounded
+the same way (red team, round 15: 100 s of the formgrader's server for one 4.4 MB notebook):
+nbconvert's ANSI colouring re-slices the text per escape sequence, so an output past
+`item_escapes` (or the notebook past `notebook_escapes`) loses its colours; Pygments highlights
+a long line slower than it grows, so a code cell's source past `item_source` characters (or the
+notebook past `notebook_source`) is shown cut, with a note. The notebook on disk is unchanged:
+this is what a page shows.
 """
 from __future__ import annotations
 
 import html as _html
 import numbers
+import re
 
 import bleach
 import jinja2
@@ -94,10 +102,39 @@ class MarkupBudget(LoggingConfigurable):
     notebook_tags = Integer(20_000, help="The most tags one notebook's cells and outputs may "
                             "hold together and still be rendered; what comes after is shown as "
                             "escaped text.").tag(config=True)
+    item_escapes = Integer(2_000, help="The most ANSI escape sequences one output may hold and "
+                           "keep its colours (a traceback holds a few hundred).").tag(config=True)
+    notebook_escapes = Integer(10_000, help="The most ANSI escape sequences one notebook's "
+                               "outputs may hold together and keep their colours."
+                               ).tag(config=True)
+    item_source = Integer(50_000, help="The most characters of one code cell's source a page "
+                          "shows (highlighted); the rest is cut, with a note.").tag(config=True)
+    notebook_source = Integer(1_000_000, help="The most characters of code cells' source one "
+                              "page shows in all.").tag(config=True)
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
         self.left = self.notebook_tags
+        self.escapes_left, self.source_left = self.notebook_escapes, self.notebook_source
+
+    def shown_source(self, source: str) -> str:
+        """A code cell's source as the page shows it: cut past the budget, saying so."""
+        most = max(0, min(self.item_source, self.source_left))
+        self.source_left -= min(len(source), most)
+        if len(source) <= most:
+            return source
+        return (source[:most] + f"\n# ... {len(source) - most:,} more characters not shown (a "
+                f"page shows at most {self.item_source:,} of a cell, {self.notebook_source:,} in "
+                f"all; the notebook itself is unchanged)")
+
+    def shown_text(self, text: str) -> str:
+        """An output's text, its ANSI colours dropped past the budget."""
+        escapes = text.count("\x1b")
+        if escapes <= min(self.item_escapes, self.escapes_left):
+            self.escapes_left -= escapes
+            return text
+        self.escapes_left = 0
+        return _ANSI.sub("", text)
 
     def take(self, text: str) -> bool:
         """Whether ``text`` may be parsed, counting it against the notebook's budget."""
@@ -112,6 +149,10 @@ class MarkupBudget(LoggingConfigurable):
         return ('<p><em>This part of the notebook holds more markup than the course renders (at '
                 f'most {self.item_tags:,} tags in one cell or output, {self.notebook_tags:,} in a '
                 'notebook), so it is shown as text.</em></p><pre>' + _html.escape(text) + '</pre>')
+
+
+# An ANSI escape sequence (CSI ... final byte), or a lone escape character.
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b")
 
 
 def _budget(exporter) -> MarkupBudget:
@@ -135,9 +176,12 @@ class SanitizeSubmission(SanitizeHTML):
         if cell.cell_type == "markdown":    # rendered and cleaned whole by SafeMarkdown: bleach
             return cell, resources          # on markdown source mangles quotes and code spans
         if cell.cell_type == "code":
+            budget = _budget(self.parent)
+            cell.source = budget.shown_source(cell.source)
             cell.execution_count = _count(cell.get("execution_count"))
             for output in cell.get("outputs", []):
                 _retype(output)
+                _plain_text(output, budget)
         return super().preprocess_cell(cell, resources, cell_index)
 
     def sanitize_html_tags(self, html_str):
@@ -165,6 +209,18 @@ class SafeMarkdown(LoggingConfigurable):
             made = render(context, source)
         # counted once rendered: `>>>>` and nested lists make elements without a '<'
         return clean(made) if budget.take(made) else budget.unparsed(source)
+
+
+def _plain_text(output, budget: MarkupBudget) -> None:
+    """The texts nbconvert colours (a stream's, a traceback's, text/plain), within the budget."""
+    if isinstance(output.get("text"), str):
+        output["text"] = budget.shown_text(output["text"])
+    if isinstance(output.get("traceback"), list):
+        joined = budget.shown_text("\n".join(str(line) for line in output["traceback"]))
+        output["traceback"] = joined.split("\n")
+    data = output.get("data")
+    if isinstance(data, dict) and isinstance(data.get("text/plain"), str):
+        data["text/plain"] = budget.shown_text(data["text/plain"])
 
 
 def _retype(output) -> None:

@@ -74,3 +74,20 @@ def test_computed_by_follows_called_programs_and_refuses_a_result_computed_besid
     assert not by(lambda x: jax.jit(lambda y: jnp.cos(y))(jnp.sin(x)))
     assert not by(lambda x: (jnp.sin(x), jnp.cos(x))[1])                   # the sin dropped
     assert not by(lambda x: jax.jit(lambda y: (jnp.sin(y), y * 2))(x)[1])
+
+
+def test_fed_by_inputs_accepts_moved_data_and_refuses_a_result_computed_before():
+    import jax
+    import jax.numpy as jnp
+
+    from grader.core import jaxprs
+
+    def fed(fn):
+        return jaxprs.fed_by_inputs(jaxprs.flow(jax.make_jaxpr(fn)(jnp.ones((2, 3)))), "cumsum")
+
+    assert fed(lambda x: jnp.cumsum(x.T, axis=0))
+    assert fed(lambda x: jax.jit(lambda y: jnp.cumsum(jnp.broadcast_to(y, (4, 2, 3)), axis=2))(x))
+    assert fed(lambda x: jnp.cumsum(jax.jit(lambda y: y.reshape(6))(x)))    # a layout-only call
+    assert not fed(lambda x: jnp.cumsum(jnp.sin(x), axis=1))
+    assert not fed(lambda x: jax.jit(lambda y: jnp.cumsum(y * 2, axis=1))(x))
+    assert not fed(lambda x: jnp.cumsum(jax.jit(jnp.sin)(x), axis=1))

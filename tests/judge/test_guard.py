@@ -535,3 +535,40 @@ def test_setting_a_monitoring_callback_is_seen(how):
     got = run_child(request(L2, ["l2_where_it_lands"],
                             {"where_it_lands": MONITORING[how] + EMPTY_LANDS}))
     assert tamper.MONITOR in got["l2_where_it_lands"]["tampered"], got
+
+
+# Fifteenth round: a custom_vjp's backward rule had JAX's backward pass do the sum over w's
+# broadcast axes, called straight from jax._src past the names the reading knows. Any route to a
+# transposition, run from inside the answer's rule, counts (Delegation.within).
+L4 = "04-vmap-meets-autodiff"
+_CLIPPED = ("import jax, jax.numpy as jnp\n"
+            "clipped_scale = jax.custom_vjp(lambda w, x: w * x)\n"
+            "def _fwd(w, x):\n    return w * x, (w, x)\n"
+            "def _bwd(r, g):\n    w, x = r\n    c = jnp.clip(g, -1.0, 1.0)\n"
+            "    return (PULL(lambda a: a * x, w, c), PULL(lambda b: w * b, x, c))\n"
+            "clipped_scale.defvjp(_fwd, _bwd)\n")
+TRANSPOSING = {
+    "backward_pass from jax._src": (
+        "from jax._src.interpreters import ad as _tr\n"
+        "def PULL(f, v, ct):\n    closed = jax.make_jaxpr(f)(v)\n"
+        "    return _tr.backward_pass(closed.jaxpr, False, closed.consts,\n"
+        "                             [_tr.UndefinedPrimal(closed.in_avals[0])], [ct])[0]\n"),
+    "vjp by a computed name": (
+        "def PULL(f, v, ct):\n    return getattr(jax, 'v' + 'jp')(f, v)[1](ct)[0]\n"),
+    "linear_transpose by a computed name": (
+        "def PULL(f, v, ct):\n    return getattr(jax, 'linear_' + 'transpose')(f, v)(ct)[0]\n"),
+}
+
+
+@pytest.mark.parametrize("how", sorted(TRANSPOSING))
+def test_a_backward_rule_that_has_jax_transpose_for_it_is_seen(how):
+    got = run_child(request(L4, ["l4_clipped_scale"],
+                            {"clipped_scale": TRANSPOSING[how] + _CLIPPED}))
+    assert got["l4_clipped_scale"]["observed"], got      # it ran, and was right...
+    assert got["l4_clipped_scale"]["tripped"], got       # ...by JAX's transposition
+
+
+def test_the_instructors_backward_rule_transposes_nothing():
+    got = run_child(request(L4, ["l4_clipped_scale", "l4_per_example_grads"]))
+    assert {g: (r["tripped"], r["tampered"]) for g, r in got.items()} == \
+        {g: ([], []) for g in got}

@@ -148,3 +148,36 @@ def test_an_honest_notebook_spends_little_of_the_budget():
         for cell in nbformat.read(path, as_version=4).cells:
             assert budget.take(cell.source), (path, cell.source[:80])
     assert budget.left > budget.notebook_tags * 0.9
+
+
+# Fifteenth round: nbconvert's ANSI colouring and Pygments' highlighting also grow faster than
+# what they are given (4.4 MB of one cell's source and three outputs of 349,000 escapes held the
+# formgrader's server 100 s). A page colours and highlights a bounded amount; the rest is plain.
+def _floods():
+    cell = new_code_cell("@" * 300_000)
+    cell.outputs = [new_output("stream", name="stdout", text="\x1b[m" * 349_000),
+                    new_output("display_data", data={"text/plain": "\x1b[31mx" * 100_000}),
+                    new_output("error", ename="E", evalue="v",
+                               traceback=["\x1b[0;31mline\x1b[0m"] * 50_000)]
+    return [cell, new_code_cell("x = 1\n" * 200_000)]
+
+
+def test_what_a_page_colours_and_highlights_is_bounded():
+    nb, _ = html.SanitizeSubmission().preprocess(new_notebook(cells=_floods()), {})
+    budget = html.MarkupBudget()
+    sources = [c.source for c in nb.cells]
+    assert all(len(s) <= budget.item_source + 300 for s in sources), [len(s) for s in sources]
+    assert all("more characters not shown" in s for s in sources)
+    stream, shown, error = nb.cells[0].outputs
+    texts = [stream.text, shown.data["text/plain"], "\n".join(error.traceback)]
+    assert all(t.count("\x1b") <= budget.item_escapes for t in texts), [t.count("\x1b") for t in texts]
+    assert "line" in texts[2] and "x" in texts[1]             # the text itself is kept
+
+
+def test_a_flooded_notebook_renders_with_its_note_and_an_honest_traceback_keeps_its_colours():
+    page = render(new_notebook(cells=_floods()))
+    assert "more characters not shown" in page
+    honest = new_code_cell("1/0")
+    honest.outputs = [new_output("error", ename="ZeroDivisionError", evalue="division by zero",
+                                 traceback=["\x1b[0;31mZeroDivisionError\x1b[0m: division by zero"])]
+    assert 'class="ansi-red-fg"' in render(new_notebook(cells=[honest]))

@@ -144,7 +144,7 @@ def _converse(inbox, out, exercises, observers, answers, wires, guard, reporter)
             out.send("closed", gid=gid)
             continue
         case = wire.unplain(message["case"])
-        with wires.watching(job.get("strict", False)):
+        with wires.watching(job.get("strict", False), job.get("within", False)):
             value = wire.observe_safely(observers[gid], answers[gid], case)
         del case
         out.send("obs", gid=gid, i=message["i"], v=wire.plain(value))

@@ -134,7 +134,7 @@ def pin(watch) -> dict:
 def unpinned(watch, pins: dict) -> list[str]:
     """``[MONITOR]`` if an attribute of ``watch`` is another object than when pinned, or new."""
     now = vars(watch)
-    moving = {"strict"}                         # (set and reset by each observation)
+    moving = {"strict", "within"}               # (set and reset by each observation)
     if set(now) - moving != set(pins) - moving or any(
             now[k] is not v for k, v in pins.items() if k not in moving):
         return [MONITOR]

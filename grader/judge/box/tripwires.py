@@ -66,7 +66,7 @@ class _Watch:
 
     def __init__(self, specs, answer_prefix: str, sink=None):
         self.originals = _resolved(specs)
-        self.prefix, self.hits, self.strict = answer_prefix, set(), False
+        self.prefix, self.hits, self.strict, self.within = answer_prefix, set(), False, False
         self.sink = sink
         self.owners = callers.owners()
         self.codes = {}                        # code object -> spec
@@ -104,7 +104,7 @@ class _Watch:
         return self.originals[spec]
 
     def _note(self, spec, caller, prim=None) -> None:
-        direct = self._from_answer(caller, spec)
+        direct = self._from_answer(caller, spec) or (self.within and self._under_answer(caller))
         own = prim is not None and self._not_jaxs(spec, prim)
         if self.strict or direct or own:
             self.hits.add(spec)
@@ -128,6 +128,16 @@ class _Watch:
             frame = frame.f_back
         return False
 
+    def _under_answer(self, frame) -> bool:
+        """Whether an answer cell's code is running anywhere below this call, through any chain
+        of JAX's own functions: for an exercise whose answer is a rule JAX calls back (a
+        custom_vjp's bwd), JAX's machinery run from inside it is the answer's, by any route."""
+        while frame is not None:
+            if frame.f_code.co_filename.startswith(self.prefix):
+                return True
+            frame = frame.f_back
+        return False
+
     def _calls_it(self, code, spec) -> bool:
         key = (code, spec)
         found = self._calls_by_name.get(key)
@@ -144,13 +154,13 @@ class _Watch:
         return code is not None and code.co_argcount > 0 and code.co_varnames[0] == callers.RULE_ARG
 
     @contextlib.contextmanager
-    def watching(self, strict: bool = False):
+    def watching(self, strict: bool = False, within: bool = False):
         self.hits.clear()
-        self.strict = strict
+        self.strict, self.within = strict, within
         try:
             yield self.hits
         finally:
-            self.strict = False
+            self.strict = self.within = False
 
 
 class Monitor(_Watch):
@@ -213,14 +223,14 @@ class Monitor(_Watch):
         return None
 
     @contextlib.contextmanager
-    def watching(self, strict: bool = False):
+    def watching(self, strict: bool = False, within: bool = False):
         # While a strict exercise is observed every function start is looked at, so that a copy
         # of a watched function's code is seen too (only then: it costs every call a lookup).
         if strict:
             with contextlib.suppress(ValueError):   # a freed tool: `broken` reports it
                 _set_events(self.tool, _PY_START)
         try:
-            with super().watching(strict) as hits:
+            with super().watching(strict, within) as hits:
                 yield hits
         finally:
             if strict:

@@ -154,12 +154,20 @@ clipped_scale.defvjp(lambda w, x: (w * x, (w, x)),
                      lambda r, g: jax.vjp(lambda a, b: a * b, *r)[1](jnp.clip(g, -1.0, 1.0)))
 """)
 AUTODIFF = ("vjp", "linear_transpose", "grad", "value_and_grad", "jacrev", "jacfwd", "jacobian",
-            "hessian")
+            "hessian", "backward_pass", "backward_pass3", "UndefinedPrimal",
+            "primitive_transposes", "get_primitive_transpose")
+# Every route JAX has to a transposition runs its backward pass (backward_pass; backward_pass3
+# where a release has it; red team, round 15: backward_pass called straight from jax._src, past
+# the names). Run from inside the answer's rule, it counts, whatever JAX function led there; an
+# honest backward rule transposes nothing. (The transpose table's rules themselves are read by
+# name: JAX fetches them without naming the table, so a watch on them could not tell the
+# checker's own gradients from an answer's.)
+TRANSPOSES = ("jax._src.interpreters.ad:backward_pass", "jax._src.interpreters.ad:backward_pass3")
 
 CLIPPED_SCALE = Exercise("l4_clipped_scale", 3, ("clipped_scale",), observe.clipped_scale, cases,
                          expect, compare, name="check_clipped_scale", failure_hint=failure_hint,
                          delegation=Delegation(examples=(DELEGATING, BY_AUTODIFF),
-                                               names=AUTODIFF))
+                                               names=AUTODIFF, calls=TRANSPOSES, within=True))
 check_clipped_scale = CLIPPED_SCALE.checker()
 
 __all__ = ["CLIPPED_SCALE", "check_clipped_scale"]

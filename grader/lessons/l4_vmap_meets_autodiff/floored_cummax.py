@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...core.jaxprs import Eqn, computed_by, primitives
+from ...core.jaxprs import Eqn, computed_by, fed_by_inputs, primitives
 from ...exercise import Delegating, Delegation, Exercise, describe, fresh_cases
 from ...feedback import Finding
 from ...wire import Failure, pack, unpack
@@ -108,6 +108,14 @@ def compare(case, exp, got) -> Finding | None:
                        "Your rule calls the kernel but returns something else: return what "
                        "floored_cummax gives on the batch (moved or reshaped at most), so that "
                        "the kernel does the work.")
+    if not fed_by_inputs(got["flow"], "running_max"):
+        # red team, round 15: the answer computed by lax.cummax, then passed through the kernel
+        # (on a running maximum it changes nothing), so the kernel's output was "the result"
+        return Finding(where, "the kernel given the examples themselves (moved or broadcast)",
+                       "the kernel given values computed before it",
+                       "Your rule computes the answer before the kernel and hands the kernel "
+                       "that: give running_max x and floor as they come (broadcast where "
+                       "unbatched), and let it do the work.")
     return None
 
 

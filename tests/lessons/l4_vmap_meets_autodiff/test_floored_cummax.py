@@ -14,7 +14,7 @@ MISTAKES = {"loop": ("loops over the examples",), "no kernel": ("The kernel must
             "outer vmap": ("the outer one batches your rule's own code",),
             "no broadcast": ("the kernel does not broadcast",),
             "out_batched": ("must return (out, out_batched)", "the result is batched"),
-            "decoy": ("returns something else",)}
+            "decoy": ("returns something else",), "through": ("computes the answer before",)}
 
 
 def test_reference_passes_visible_and_hidden():
@@ -23,7 +23,8 @@ def test_reference_passes_visible_and_hidden():
 
 @pytest.mark.parametrize("wrong, mistake, hidden", [
     (A.sequential_floored_cummax, "loop", False), (A.lax_floored_cummax, "no kernel", False),
-    (A.visible_floored_cummax, "outer vmap", True), (A.decoy_floored_cummax, "decoy", False)])
+    (A.visible_floored_cummax, "outer vmap", True), (A.decoy_floored_cummax, "decoy", False),
+    (A.through_floored_cummax, "through", False)])
 def test_each_mistake_gets_its_own_hint(wrong, mistake, hidden):
     res = F.FLOORED_CUMMAX.check(wrong, hidden=hidden, seed=1)
     if mistake == "no kernel":      # not a custom_vmap at all: that finding comes first
@@ -44,9 +45,10 @@ def test_a_rule_claiming_an_unbatched_result_is_told_what_out_batched_is():
 
 
 @pytest.mark.parametrize("matcher", [A.lesson_floored_cummax, A.visible_floored_cummax,
-                                     A.sequential_floored_cummax, A.decoy_floored_cummax],
+                                     A.sequential_floored_cummax, A.decoy_floored_cummax,
+                                     A.through_floored_cummax],
                          ids=["copied lesson rule", "visible lookup", "sequential_vmap",
-                              "kernel called for show"])
+                              "kernel called for show", "answer passed through the kernel"])
 def test_the_pattern_matching_student_earns_nothing_on_hidden_cases(matcher):
     for seed in range(4):
         assert not F.FLOORED_CUMMAX.check(matcher, hidden=True, seed=seed).passed, seed
