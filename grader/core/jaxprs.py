@@ -125,7 +125,9 @@ def primitives(eqns) -> list[str]:
 
 # Primitives that only rearrange or relabel their operand's elements.
 LAYOUT = frozenset({"reshape", "transpose", "broadcast_in_dim", "squeeze", "expand_dims",
-                    "convert_element_type", "copy", "copy_p"})
+                    "convert_element_type", "copy", "copy_p", "tile"})
+# Equations that join copies of their operands (newer releases bind jnp.stack as ``stack``).
+_JOINING = frozenset({"concatenate", "stack"})
 
 
 def flow(jaxpr) -> dict:
@@ -198,10 +200,16 @@ def _source(graph: dict, var: int, primitive: str):
 
 
 def fed_by_inputs(graph: dict, primitive: str) -> bool:
-    """Whether every operand of every ``primitive`` equation (in called programs too) is one of
-    the program's inputs, moved, broadcast or reshaped only: the primitive does the work, on the
-    data itself, rather than being handed a result computed before it."""
+    """Whether every operand of every ``primitive`` equation (in called programs too) is the
+    program's input data, only moved, broadcast, reshaped or copied on the way (a concatenate
+    of copies, an add or a multiply with a constant that holds no data, which cannot carry a
+    result computed from the data): the primitive does the work, on the data itself, rather
+    than being handed a result computed before it."""
     return _fed(graph, primitive, lambda position: True)
+
+
+# Equations that copy data when every operand but one holds none (``zeros + a``, ``ones * a``).
+_COPYING = frozenset({"add", "sub", "mul", "max", "min"})
 
 
 def _fed(graph: dict, primitive: str, outer) -> bool:
@@ -217,27 +225,46 @@ def _fed(graph: dict, primitive: str, outer) -> bool:
     return True
 
 
-def _to_input(graph: dict, var: int, outer) -> bool:
-    """Whether ``var`` is an input of ``graph`` (one ``outer`` accepts) through layout only."""
+def _producers(graph: dict) -> dict:
     calls = graph.get("calls") or [None] * len(graph["eqns"])
-    made = {out: (ins, layout, call, outs.index(out))
-            for (_, ins, outs, layout), call in zip(graph["eqns"], calls) for out in outs}
-    while True:
-        if var < 0:
-            return True                          # a literal: no data computed before
-        if var not in made:
-            return var < graph.get("n_in", 0) and outer(var)
-        ins, layout, call, position = made[var]
-        if call is not None and call["outs"] and layout:
-            reached = _source(call, call["outs"][position], None)
-            if reached is True or reached is False:
-                return False
-            var = ins[reached] if reached < len(ins) else -1
-            continue
-        real = [i for i in ins if i >= 0]
-        if not (layout and len(real) == 1):
+    return {out: (name, ins, layout, call, outs.index(out))
+            for (name, ins, outs, layout), call in zip(graph["eqns"], calls) for out in outs}
+
+
+def _to_input(graph: dict, var: int, outer, made=None, depth: int = 0) -> bool:
+    """Whether ``var`` is ``graph``'s input data (inputs ``outer`` accepts) moved or copied only."""
+    made = _producers(graph) if made is None else made
+    if var < 0:
+        return True                              # a literal: no data computed before
+    if var not in made:
+        return var < graph.get("n_in", 0) and outer(var)
+    if depth > 200:
+        return False
+    name, ins, layout, call, position = made[var]
+    if call is not None and call["outs"] and layout:
+        reached = _source(call, call["outs"][position], None)
+        if reached is True or reached is False:
             return False
-        var = real[0]
+        return reached >= len(ins) or _to_input(graph, ins[reached], outer, made, depth + 1)
+    real = [i for i in ins if i >= 0]
+    if layout and len(real) == 1:
+        return _to_input(graph, real[0], outer, made, depth + 1)
+    if name in _JOINING and real:
+        return all(_to_input(graph, v, outer, made, depth + 1) for v in real)
+    if name in _COPYING:
+        data = [v for v in real if not _data_free(made, v)]
+        return len(data) == 1 and _to_input(graph, data[0], outer, made, depth + 1)
+    return False
+
+
+def _data_free(made: dict, var: int, depth: int = 0) -> bool:
+    """Whether ``var`` is computed from literals alone (a zeros or ones array), no input."""
+    if var < 0:
+        return True
+    if var not in made or depth > 200:
+        return False                             # an input: data
+    _, ins, _, _, _ = made[var]
+    return all(_data_free(made, v, depth + 1) for v in ins)
 
 
 def widening_broadcasts(eqns) -> list[tuple]:

@@ -128,12 +128,17 @@ class MarkupBudget(LoggingConfigurable):
                 f"all; the notebook itself is unchanged)")
 
     def shown_text(self, text: str) -> str:
-        """An output's text, its ANSI colours dropped past the budget."""
+        """An output's text, its ANSI colours dropped past the budget, or where one escape
+        sequence is long or unterminated (nbconvert's colouring is quadratic in a sequence's
+        parameters, and its pattern scans on from an unterminated one: read-only review,
+        round 16)."""
         escapes = text.count("\x1b")
-        if escapes <= min(self.item_escapes, self.escapes_left):
+        if not escapes:
+            return text
+        if escapes <= min(self.item_escapes, self.escapes_left) and not _ODD_ESCAPE.search(text):
             self.escapes_left -= escapes
             return text
-        self.escapes_left = 0
+        self.escapes_left = max(0, self.escapes_left - escapes)
         return _ANSI.sub("", text)
 
     def take(self, text: str) -> bool:
@@ -151,8 +156,11 @@ class MarkupBudget(LoggingConfigurable):
                 'notebook), so it is shown as text.</em></p><pre>' + _html.escape(text) + '</pre>')
 
 
-# An ANSI escape sequence (CSI ... final byte), or a lone escape character.
-_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b")
+# An ANSI escape sequence (CSI ... final byte, of bounded length), or a lone escape character;
+# and an escape that does not start such a short sequence. Both patterns look a bounded way on,
+# so each costs the text's length once.
+_ANSI = re.compile(r"\x1b\[[0-?]{0,64}[ -/]{0,8}[@-~]|\x1b")
+_ODD_ESCAPE = re.compile(r"\x1b(?!\[[0-?]{0,64}[ -/]{0,8}[@-~])")
 
 
 def _budget(exporter) -> MarkupBudget:

@@ -89,5 +89,7 @@ def test_fed_by_inputs_accepts_moved_data_and_refuses_a_result_computed_before()
     assert fed(lambda x: jax.jit(lambda y: jnp.cumsum(jnp.broadcast_to(y, (4, 2, 3)), axis=2))(x))
     assert fed(lambda x: jnp.cumsum(jax.jit(lambda y: y.reshape(6))(x)))    # a layout-only call
     assert not fed(lambda x: jnp.cumsum(jnp.sin(x), axis=1))
-    assert not fed(lambda x: jax.jit(lambda y: jnp.cumsum(y * 2, axis=1))(x))
+    assert not fed(lambda x: jax.jit(lambda y: jnp.cumsum(y * y, axis=1))(x))
+    assert fed(lambda x: jnp.cumsum(jnp.zeros((4, 2, 3)) + x, axis=2))        # a copy: +0
+    assert fed(lambda x: jnp.cumsum(jnp.stack([x, x]), axis=2))
     assert not fed(lambda x: jnp.cumsum(jax.jit(jnp.sin)(x), axis=1))

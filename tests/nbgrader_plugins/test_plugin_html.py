@@ -181,3 +181,14 @@ def test_a_flooded_notebook_renders_with_its_note_and_an_honest_traceback_keeps_
     honest.outputs = [new_output("error", ename="ZeroDivisionError", evalue="division by zero",
                                  traceback=["\x1b[0;31mZeroDivisionError\x1b[0m: division by zero"])]
     assert 'class="ansi-red-fg"' in render(new_notebook(cells=[honest]))
+
+
+@pytest.mark.parametrize("text", [
+    "\x1b[" + "0;" * 100_000 + "m",                          # one sequence, 100,000 parameters
+    "\x1b[" * 1_000 + "0" * 200_000,                         # unterminated, then digits
+], ids=["long parameters", "unterminated"])
+def test_an_odd_escape_sequence_loses_the_colours_rather_than_costing_the_page(text):
+    shown = html.MarkupBudget().shown_text(text)
+    assert "\x1b" not in shown and len(shown) <= len(text)
+    honest = "\x1b[0;31mValueError\x1b[0m: bad"
+    assert html.MarkupBudget().shown_text(honest) == honest

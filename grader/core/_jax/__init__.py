@@ -72,6 +72,11 @@ def new_primitive(name: str):
     return _xcore.Primitive(name)
 
 
+def as_fun(closed):
+    """A closed jaxpr as a function of its flat inputs (``jax.extend.core.jaxpr_as_fun``)."""
+    return _xcore.jaxpr_as_fun(closed)
+
+
 def is_batch_tracer(x) -> bool:
     return isinstance(x, B.BatchTracer)
 

@@ -155,14 +155,21 @@ clipped_scale.defvjp(lambda w, x: (w * x, (w, x)),
 """)
 AUTODIFF = ("vjp", "linear_transpose", "grad", "value_and_grad", "jacrev", "jacfwd", "jacobian",
             "hessian", "backward_pass", "backward_pass3", "UndefinedPrimal",
-            "primitive_transposes", "get_primitive_transpose")
+            "primitive_transposes", "get_primitive_transpose",
+            # forward mode does the sum too, over a basis (read-only review, round 16)
+            "jvp", "linearize", "JVPTrace")
 # Every route JAX has to a transposition runs its backward pass (backward_pass; backward_pass3
 # where a release has it; red team, round 15: backward_pass called straight from jax._src, past
 # the names). Run from inside the answer's rule, it counts, whatever JAX function led there; an
 # honest backward rule transposes nothing. (The transpose table's rules themselves are read by
 # name: JAX fetches them without naming the table, so a watch on them could not tell the
 # checker's own gradients from an answer's.)
-TRANSPOSES = ("jax._src.interpreters.ad:backward_pass", "jax._src.interpreters.ad:backward_pass3")
+# Forward mode the same way (jvp or linearize over a basis of w's directions, then a dot with the
+# clipped cotangent, sums over the broadcast axes without naming them): ad's own jvp and
+# linearize, which every public route calls by name, so another exercise's honest jax.jvp (the
+# jacobian's) is JAX's call, not an answer's.
+TRANSPOSES = ("jax._src.interpreters.ad:backward_pass", "jax._src.interpreters.ad:backward_pass3",
+              "jax._src.interpreters.ad:jvp", "jax._src.interpreters.ad:linearize")
 
 CLIPPED_SCALE = Exercise("l4_clipped_scale", 3, ("clipped_scale",), observe.clipped_scale, cases,
                          expect, compare, name="check_clipped_scale", failure_hint=failure_hint,

@@ -205,6 +205,45 @@ def _through_rule(axis_size, in_batched, x, floor):
     return through_floored_cummax(done, floor), True
 
 
+@jax.custom_batching.custom_vmap
+def two_faced_floored_cummax(x, floor):
+    """Shows the kernel when traced, loops over the examples when run (red team, round 16)."""
+    return L4.running_max(x, floor)
+
+
+@two_faced_floored_cummax.def_vmap
+def _two_faced_rule(axis_size, in_batched, x, floor):
+    x = x if in_batched[0] else jnp.broadcast_to(x, (axis_size,) + x.shape)
+    floor = floor if in_batched[1] else jnp.broadcast_to(floor, (axis_size,) + floor.shape)
+    if isinstance(jnp.zeros(()), jax.core.Tracer):
+        return two_faced_floored_cummax(x, floor), True
+    return jnp.stack([jax.lax.cummax(jnp.maximum(x[i], floor[i][..., None]), axis=x.ndim - 2)
+                      for i in range(axis_size)]), True
+
+
+def copying_floored_cummax(way):
+    """An honest rule that copies an unbatched argument ``way(n, a)`` instead of broadcasting."""
+    @jax.custom_batching.custom_vmap
+    def floored(x, floor):
+        return L4.running_max(x, floor)
+
+    @floored.def_vmap
+    def _rule(axis_size, in_batched, x, floor):
+        x = x if in_batched[0] else way(axis_size, x)
+        floor = floor if in_batched[1] else way(axis_size, floor)
+        return floored(x, floor), True
+    return floored
+
+
+COPIES = {"broadcast_to": lambda n, a: jnp.broadcast_to(a, (n,) + a.shape),
+          "tile": lambda n, a: jnp.tile(a, (n,) + (1,) * a.ndim),
+          "stack": lambda n, a: jnp.stack([a] * n),
+          "concatenate": lambda n, a: jnp.concatenate([a[None]] * n),
+          "zeros + a": lambda n, a: jnp.zeros((n,) + a.shape, a.dtype) + a,
+          "ones * a": lambda n, a: jnp.ones((n,) + a.shape, a.dtype) * a,
+          "repeat": lambda n, a: jnp.repeat(a[None], n, axis=0)}
+
+
 def lax_floored_cummax(x, floor):
     """No kernel at all: lax.cummax, which vmap batches by itself."""
     return jax.lax.cummax(jnp.maximum(x, floor), axis=x.ndim - 1)

@@ -93,3 +93,29 @@ def test_a_draw_repeating_a_visible_case_is_drawn_again(monkeypatch):
 def test_cases_observations_and_expectations_are_plain_data():
     contract.assert_plain_and_judged_alike(F.FLOORED_CUMMAX, A.floored_cummax)
     contract.assert_plain_and_judged_alike(F.FLOORED_CUMMAX, A.visible_floored_cummax)
+
+
+@pytest.mark.parametrize("way", sorted(A.COPIES))
+def test_an_honest_rule_may_copy_an_unbatched_argument_any_way(way):
+    contract.assert_passes(F.FLOORED_CUMMAX, A.copying_floored_cummax(A.COPIES[way]), min_cases=4)
+
+
+def test_the_values_come_from_the_program_the_checks_read():
+    """Round 16: a rule that looked whether it was traced showed the kernel to the checks and
+    looped over the examples when run. The observation traces once and runs that program, so
+    the rule only ever runs traced, and what it does then is what is graded."""
+    seen = []
+
+    @jax.custom_batching.custom_vmap
+    def floored(x, floor):
+        return A.L4.running_max(x, floor)
+
+    @floored.def_vmap
+    def _rule(axis_size, in_batched, x, floor):
+        seen.append(isinstance(x, jax.core.Tracer))
+        return A._two_faced_rule(axis_size, in_batched, x, floor)
+
+    for case in F.VISIBLE:
+        observe.floored_cummax(floored, case)
+    assert seen and all(seen), seen
+    contract.assert_passes(F.FLOORED_CUMMAX, A.two_faced_floored_cummax, min_cases=4)

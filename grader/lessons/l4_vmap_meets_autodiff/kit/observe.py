@@ -62,10 +62,30 @@ def counted(eqns) -> int:
 
 def program(fn, *args) -> dict:
     """``fn``'s traced program (every equation, sub-programs too) and what vmap batched in it."""
+    return traced(fn, *args)[1]
+
+
+def traced(fn, *args):
+    """``(closed jaxpr, program(...) of it)``: ``fn`` traced once."""
     with batching_seen() as seen:
-        eqns = jaxprs.summarize(jax.make_jaxpr(fn)(*args), recursive=True)
-    return {"eqns": eqn_data(eqns), "batched": sorted({name for name, _ in seen}),
-            "batch_sizes": sorted({size for _, size in seen})}
+        closed = jax.make_jaxpr(fn)(*args)
+    eqns = jaxprs.summarize(closed, recursive=True)
+    return closed, {"eqns": eqn_data(eqns), "batched": sorted({name for name, _ in seen}),
+                    "batch_sizes": sorted({size for _, size in seen})}
+
+
+def run_traced(fn, *args):
+    """``(value, program, closed jaxpr)``: ``fn`` traced ONCE, its values computed by running
+    that very program (compiled), so the answer cannot show the checks one program and compute
+    the values with another (red team, round 16: a rule that asked whether it was being traced
+    showed the kernel to make_jaxpr and looped over the examples when run)."""
+    with batching_seen() as seen:
+        closed, shape = jax.make_jaxpr(fn, return_shape=True)(*args)
+    outs = jax.jit(_jax.as_fun(closed))(*jax.tree_util.tree_leaves(args))
+    value = jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(shape), list(outs))
+    eqns = jaxprs.summarize(closed, recursive=True)
+    return value, {"eqns": eqn_data(eqns), "batched": sorted({name for name, _ in seen}),
+                   "batch_sizes": sorted({size for _, size in seen})}, closed
 
 
 _FRESH = itertools.count(1)
@@ -114,14 +134,13 @@ def per_example_grads(answer, case) -> dict:
     axes, mapped = dict(case["axes"]), []
     loss = watched_loss(models.LOSSES[case["model"]], mapped)
     params, batch = jax.device_put(params), jax.device_put(batch)
-    # Under jit: one compilation per case, not one per primitive of the program run eagerly.
-    out = jax.jit(lambda p, b: answer(loss, p, b, copy.deepcopy(axes)))(params, batch)
+    # Traced once; the values run that program, compiled (one compilation per case).
+    out, seen, _ = run_traced(lambda p, b: answer(loss, p, b, copy.deepcopy(axes)), params, batch)
     with stage("answer"):
         if not isinstance(out, dict):
             raise TypeError(f"per_example_grads returned a {type(out).__name__}, not a dict "
                             f"like params")
         grads = {str(k): pack(v) for k, v in out.items()}
-    seen = program(lambda p, b: answer(loss, p, b, dict(axes)), params, batch)
     return {"grads": grads, **seen, "grown": _grown_count(answer, loss, params, batch, axes),
             "params_mapped": any(mapped)}
 
@@ -186,9 +205,8 @@ def floored_cummax(f, case) -> dict:
         single = f(jax.device_put(one_x), jax.device_put(one_floor))
     batched = floored_vmap(f, case)
     with stage("vmap"):
-        out = batched(x, floor)
-        seen = program(batched, x, floor)
-        flow = jaxprs.flow(jax.make_jaxpr(batched)(x, floor))    # where the result comes from
+        out, seen, closed = run_traced(batched, x, floor)     # one program: values and checks
+        flow = jaxprs.flow(closed)                            # where the result comes from
     return {"custom_vmap": isinstance(f, jax.custom_batching.custom_vmap),
             "single": pack(single), "out": pack(out), "flow": flow, **seen}
 
@@ -197,8 +215,7 @@ def floored_cummax(f, case) -> dict:
 
 def jacobian(answer, case, grow: int = 3) -> dict:
     f, x = functions.make(case), jax.device_put(functions.point(case))
-    out = jax.jit(lambda v: answer(f, v))(x)
-    seen = program(lambda v: answer(f, v), x)
+    out, seen, _ = run_traced(lambda v: answer(f, v), x)
     # The same kind of function, both sides ``grow`` longer: a vmapped jacobian is the same
     # program, one looping over the basis is longer.
     bigger = dict(case, n=case["n"] + grow, m=case["m"] + grow)
