@@ -177,10 +177,7 @@ def _source(graph: dict, var: int, primitive: str):
     """Follow ``var`` back through layout-only equations and into called programs: True where it
     reaches ``primitive``'s output, the position of the program's input it reaches (an int), or
     False where anything else computed it."""
-    calls = graph.get("calls") or [None] * len(graph["eqns"])
-    made = {out: (name, ins, layout, call, outs.index(out))
-            for (name, ins, outs, layout), call in zip(graph["eqns"], calls) for out in outs}
-    n_in = graph.get("n_in", 0)
+    made, n_in = _producers(graph), graph.get("n_in", 0)
     while True:
         if var not in made:
             return var if 0 <= var < n_in else False
@@ -213,8 +210,7 @@ _COPYING = frozenset({"add", "sub", "mul", "max", "min"})
 
 
 def _fed(graph: dict, primitive: str, outer) -> bool:
-    calls = graph.get("calls") or [None] * len(graph["eqns"])
-    for (name, ins, _, _), call in zip(graph["eqns"], calls):
+    for (name, ins, _, _), call in zip(graph["eqns"], _calls(graph)):
         if name == primitive and not all(_to_input(graph, v, outer) for v in ins):
             return False
         if call is not None:
@@ -225,10 +221,15 @@ def _fed(graph: dict, primitive: str, outer) -> bool:
     return True
 
 
+def _calls(graph: dict) -> list:
+    """Each equation's called program (None where it calls none, or the flow predates calls)."""
+    return graph.get("calls") or [None] * len(graph["eqns"])
+
+
 def _producers(graph: dict) -> dict:
-    calls = graph.get("calls") or [None] * len(graph["eqns"])
+    """``{output id: (primitive, input ids, layout_only, called flow, output position)}``."""
     return {out: (name, ins, layout, call, outs.index(out))
-            for (name, ins, outs, layout), call in zip(graph["eqns"], calls) for out in outs}
+            for (name, ins, outs, layout), call in zip(graph["eqns"], _calls(graph)) for out in outs}
 
 
 def _to_input(graph: dict, var: int, outer, made=None, depth: int = 0) -> bool:

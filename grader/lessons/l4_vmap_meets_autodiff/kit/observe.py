@@ -62,16 +62,16 @@ def counted(eqns) -> int:
 
 def program(fn, *args) -> dict:
     """``fn``'s traced program (every equation, sub-programs too) and what vmap batched in it."""
-    return traced(fn, *args)[1]
-
-
-def traced(fn, *args):
-    """``(closed jaxpr, program(...) of it)``: ``fn`` traced once."""
     with batching_seen() as seen:
         closed = jax.make_jaxpr(fn)(*args)
+    return _summary(closed, seen)
+
+
+def _summary(closed, seen) -> dict:
+    """A traced program's equations and what vmap batched while it was traced."""
     eqns = jaxprs.summarize(closed, recursive=True)
-    return closed, {"eqns": eqn_data(eqns), "batched": sorted({name for name, _ in seen}),
-                    "batch_sizes": sorted({size for _, size in seen})}
+    return {"eqns": eqn_data(eqns), "batched": sorted({name for name, _ in seen}),
+            "batch_sizes": sorted({size for _, size in seen})}
 
 
 def run_traced(fn, *args):
@@ -83,9 +83,7 @@ def run_traced(fn, *args):
         closed, shape = jax.make_jaxpr(fn, return_shape=True)(*args)
     outs = jax.jit(_jax.as_fun(closed))(*jax.tree_util.tree_leaves(args))
     value = jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(shape), list(outs))
-    eqns = jaxprs.summarize(closed, recursive=True)
-    return value, {"eqns": eqn_data(eqns), "batched": sorted({name for name, _ in seen}),
-                   "batch_sizes": sorted({size for _, size in seen})}, closed
+    return value, _summary(closed, seen), closed
 
 
 _FRESH = itertools.count(1)
